@@ -1,0 +1,163 @@
+"""Thread-local modes (grad recording, anomaly detection, graph tracing) as context managers.
+
+Every mode lives here and nowhere else; other modules read ``state`` directly on hot paths.
+
+>>> import ember
+>>> x = ember.ones(2, requires_grad=True)
+>>> with ember.no_grad():
+...     (x * 2).requires_grad
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self.anomaly = False
+        self.tracer = None  # set by ember.static while a graph is being built
+
+
+state = _State()
+
+
+class _Mode:
+    """A context manager that is also a decorator, restoring the previous value on exit."""
+
+    _attr = ""
+
+    def __init__(self, value) -> None:
+        self._value = value
+        self._saved: list = []
+
+    def __enter__(self):
+        self._saved.append(getattr(state, self._attr))
+        setattr(state, self._attr, self._value)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        setattr(state, self._attr, self._saved.pop())
+        return False
+
+    def __call__(self, fn):
+        attr, value = self._attr, self._value
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            previous = getattr(state, attr)
+            setattr(state, attr, value)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                setattr(state, attr, previous)
+
+        return wrapper
+
+
+class _GradMode(_Mode):
+    _attr = "grad_enabled"
+
+
+class no_grad(_GradMode):
+    """Run without recording autograd history (context manager or decorator).
+
+    >>> import ember
+    >>> @ember.no_grad()
+    ... def f(x): return x * 2
+    >>> f(ember.ones(1, requires_grad=True)).requires_grad
+    False
+    """
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(_GradMode):
+    """Record autograd history even inside ``no_grad`` (context manager or decorator).
+
+    >>> import ember
+    >>> with ember.no_grad():
+    ...     with ember.enable_grad():
+    ...         (ember.ones(1, requires_grad=True) * 2).requires_grad
+    True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+class inference_mode(_GradMode):
+    """Like ``no_grad`` (ember has no separate inference tensors).
+
+    >>> import ember
+    >>> with ember.inference_mode():
+    ...     (ember.ones(1, requires_grad=True) * 2).requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__(not mode)
+
+
+class set_grad_enabled(_GradMode):
+    """Turn grad recording on or off: takes effect at once, and undoes itself as a context manager.
+
+    >>> import ember
+    >>> with ember.set_grad_enabled(False):
+    ...     ember.is_grad_enabled()
+    False
+    >>> ember.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(bool(mode))
+        self._saved.append(state.grad_enabled)
+        state.grad_enabled = bool(mode)
+
+    def __enter__(self):
+        return self  # the switch already happened in __init__; __exit__ restores
+
+    def __call__(self, fn):
+        state.grad_enabled = self._saved.pop()  # used as a decorator: undo the eager switch
+        return super().__call__(fn)
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record autograd history now.
+
+    >>> import ember
+    >>> ember.is_grad_enabled()
+    True
+    """
+    return state.grad_enabled
+
+
+class detect_anomaly(_Mode):
+    """Stop at the first op whose forward or backward makes NaN or Inf, naming the op and the line.
+
+    >>> import ember
+    >>> with ember.autograd.detect_anomaly():
+    ...     y = ember.tensor([1.0, 2.0], requires_grad=True) * 2
+    """
+
+    _attr = "anomaly"
+
+    def __init__(self, check_nan: bool = True) -> None:
+        super().__init__(bool(check_nan))
+
+
+class set_detect_anomaly(detect_anomaly):
+    """Turn anomaly detection on or off (context manager or decorator)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        _Mode.__init__(self, bool(mode) and check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on."""
+    return state.anomaly

@@ -1,0 +1,409 @@
+"""The Tensor: an array plus dtype/device metadata and autograd history.
+
+This module holds storage, metadata and history only. Methods that compute (``+``, ``sum``,
+``reshape``...) are attached from the ops side in ``ember/_tensor_methods.py``, so the import
+graph points down: ops import Tensor, never the reverse.
+
+>>> import ember
+>>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+>>> x.shape, x.dtype, x.is_leaf
+(ember.Size([2]), ember.float32, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._errors import AutogradError, DTypeError, EmberError
+from ._shape import wrap_dim
+from .backend import CPU, Device, device_of
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like PyTorch's ``torch.Size``.
+
+    >>> import ember
+    >>> ember.zeros(2, 3).shape
+    ember.Size([2, 3])
+    """
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """An n-dimensional array on a device, with optional autograd history.
+
+    ``ember.Tensor(2, 3)`` makes an uninitialized float tensor of that shape and
+    ``ember.Tensor([1, 2])`` a float tensor from data, as ``torch.Tensor`` does; prefer
+    ``ember.tensor(data)``, which keeps integer data integer.
+
+    >>> import ember
+    >>> ember.Tensor([1, 2])
+    tensor([1., 2.])
+    """
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad",
+        "_node",
+        "_version",
+        "_base",
+        "_view_ops",
+        "_hooks",
+        "_retains_grad",
+        "__weakref__",
+    )
+    __array_ufunc__ = None  # NumPy defers to our reflected operators: np.float32(2) * t is a Tensor
+    __array_priority__ = 1000
+
+    def __init__(self, *args, dtype=None, device=None, requires_grad: bool = False) -> None:
+        dt = _dt.to_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            arr = np.asarray(getattr(args[0], "_data", args[0]), dtype=dt.np)
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
+            arr = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
+        if device is not None and Device(device) != CPU:
+            from .backend import to_device
+
+            arr = to_device(arr, Device(device))
+        _init(self, arr, requires_grad)
+
+    # -- construction used by ops (no checks, no copies) -------------------------------------
+    @classmethod
+    def _make(cls, data, requires_grad: bool = False) -> Tensor:
+        t = cls.__new__(cls)
+        _init(t, data, requires_grad)
+        return t
+
+    # -- metadata -----------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension.
+
+        >>> import ember
+        >>> ember.zeros(2, 3).size(), ember.zeros(2, 3).size(-1)
+        (ember.Size([2, 3]), 3)
+        """
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        """Number of dimensions.
+
+        >>> import ember
+        >>> ember.zeros(2, 3).dim()
+        2
+        """
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """Number of elements.
+
+        >>> import ember
+        >>> ember.zeros(2, 3).numel()
+        6
+        """
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return _dt.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> Device:
+        return device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating type.
+
+        >>> import ember
+        >>> ember.ones(1).is_floating_point()
+        True
+        """
+        return self._data.dtype.kind == "f" or self.dtype.is_floating_point
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in row-major order without gaps."""
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, as PyTorch reports them."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[wrap_dim(dim, self.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0] if type(self._data) is np.ndarray else int(self._data.data.ptr)
+
+    # -- autograd state ----------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self._node is not None:
+            if not value:
+                raise AutogradError(
+                    "you can only change requires_grad flags of leaf tensors; "
+                    "use .detach() to get a tensor without history"
+                )
+            return
+        if value and not self.is_floating_point():
+            raise DTypeError(
+                f"only tensors of floating point dtype can require gradients (got {self.dtype})"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self.
+
+        >>> import ember
+        >>> ember.ones(2).requires_grad_().requires_grad
+        True
+        """
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad is None and self._node is not None and not self._retains_grad:
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf is being accessed; "
+                "call .retain_grad() on it before backward() to keep its gradient",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise DTypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise EmberError(
+                    f"assigned grad has shape {tuple(value.shape)} but the tensor has shape "
+                    f"{tuple(self.shape)}"
+                )
+        self._grad = value
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage without history (and without version tracking: prefer detach())."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's storage (and version counter) but with no history.
+
+        >>> import ember
+        >>> ember.ones(2, requires_grad=True).detach().requires_grad
+        False
+        """
+        t = Tensor._make(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        """Drop this tensor's history in place."""
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self._node is None:
+            return
+        self._retains_grad = True
+        self._node.retain(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+        >>> import ember
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 2)
+        >>> (x * 3).sum().backward(); x.grad
+        tensor([6., 6.])
+        """
+        if not self._requires_grad:
+            raise AutogradError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None:
+            hooks = self._node.hooks
+            if hooks is None:
+                hooks = self._node.hooks = []
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    # -- conversion to Python and NumPy ---------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array sharing memory (CPU tensors without grad, as in PyTorch).
+
+        >>> import ember
+        >>> ember.ones(2).numpy()
+        array([1., 1.], dtype=float32)
+        """
+        if self._requires_grad and not force:
+            raise AutogradError(
+                "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()"
+            )
+        if type(self._data) is not np.ndarray:
+            if not force:
+                raise EmberError(
+                    f"can't convert a {self.device} tensor to numpy; copy it to the host first "
+                    "with tensor.cpu()"
+                )
+            from .backend import to_device
+
+            return to_device(self._data, CPU)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._data if type(self._data) is np.ndarray else self.numpy(force=True)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        >>> import ember
+        >>> ember.tensor([2.5]).item()
+        2.5
+        """
+        if self._data.size != 1:
+            raise EmberError(
+                f"a Tensor with {self._data.size} elements cannot be converted to a Python scalar"
+            )
+        arr = self.numpy(force=True).reshape(())
+        return float(arr) if arr.dtype == _dt.bfloat16.np else arr.item()
+
+    def tolist(self):
+        """The data as (nested) Python lists of numbers.
+
+        >>> import ember
+        >>> ember.tensor([[1, 2]]).tolist()
+        [[1, 2]]
+        """
+        arr = self.numpy(force=True)
+        if arr.dtype == _dt.bfloat16.np:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise EmberError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise EmberError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise EmberError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._repr import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce__(self):
+        return (_rebuild, (self.numpy(force=True).copy(), self._requires_grad))
+
+
+def _rebuild(array, requires_grad):
+    return Tensor._make(array, requires_grad)
+
+
+def _init(t: Tensor, data, requires_grad: bool) -> None:
+    t._data = data
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._node = None
+    t._version = [0]
+    t._base = None
+    t._view_ops = None
+    t._hooks = None
+    t._retains_grad = False
+
+
+class _HookHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook away."""
+
+    def __init__(self, hooks: list, hook) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)

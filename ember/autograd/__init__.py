@@ -1,0 +1,26 @@
+"""Automatic differentiation: ``backward``, ``grad``, user-defined ``Function``s, gradient checks.
+
+>>> import ember
+>>> x = ember.tensor(2.0, requires_grad=True)
+>>> ember.autograd.grad(x * x, x)
+(tensor(4.),)
+"""
+
+from .._config import detect_anomaly, enable_grad, no_grad, set_detect_anomaly, set_grad_enabled
+from .engine import backward, grad
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
+
+__all__ = [
+    "backward",
+    "grad",
+    "Variable",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "detect_anomaly",
+    "set_detect_anomaly",
+]

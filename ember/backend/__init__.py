@@ -1,0 +1,110 @@
+"""Devices and their array modules: ``cpu`` is NumPy, ``cuda[:N]`` is CuPy.
+
+Only this package imports an array library by name; everything else gets ``xp`` from here.
+
+>>> import ember
+>>> ember.device("cpu")
+device(type='cpu')
+>>> ember.device("cuda:1")
+device(type='cuda', index=1)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._errors import DeviceError
+
+
+class Device:
+    """Where a tensor lives: ``device('cpu')``, ``device('cuda')``, ``device('cuda', 1)``."""
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, spec="cpu", index: int | None = None):
+        if isinstance(spec, Device):
+            return spec
+        if isinstance(spec, int):
+            spec, index = "cuda", spec
+        if not isinstance(spec, str):
+            raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
+        kind, _, idx = spec.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise DeviceError(f"device: unknown device type {kind!r} (ember knows 'cpu' and 'cuda')")
+        if idx:
+            if not idx.isdigit():
+                raise DeviceError(f"device: bad device index in {spec!r}")
+            index = int(idx)
+        if kind == "cpu":
+            return CPU
+        self = object.__new__(cls)
+        self.type = "cuda"
+        self.index = index
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = Device(other)
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+    @property
+    def xp(self):
+        """The array module for this device (numpy or cupy)."""
+        if self.type == "cpu":
+            return np
+        from . import cuda
+
+        return cuda.xp()
+
+
+CPU = object.__new__(Device)
+CPU.type = "cpu"
+CPU.index = None
+
+device = Device
+
+
+def device_of(array) -> Device:
+    """The device an array lives on."""
+    if type(array) is np.ndarray:
+        return CPU
+    dev = getattr(array, "device", None)
+    if dev is not None and hasattr(dev, "id"):
+        return Device("cuda", dev.id)
+    return CPU
+
+
+def xp_of(array):
+    """The array module that owns ``array``."""
+    if type(array) is np.ndarray:
+        return np
+    from . import cuda
+
+    if cuda.is_cupy_array(array):
+        return cuda.xp()
+    return np
+
+
+def to_device(array, dev: Device):
+    """Copy ``array`` onto ``dev`` (or return it if it is there already)."""
+    src = device_of(array)
+    if src == dev:
+        return array
+    from . import cuda
+
+    if dev.type == "cpu":
+        return cuda.to_host(array)
+    return cuda.to_gpu(array, dev.index or 0)

@@ -1,0 +1,213 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+>>> import ember
+>>> ember.promote_types(ember.uint8, ember.int8)
+ember.int16
+>>> (ember.ones(2, dtype=ember.int32) + 2.5).dtype
+ember.float32
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ._errors import DTypeError
+
+BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, in order
+
+
+class DType:
+    """An element type: wraps a NumPy dtype and knows its promotion category."""
+
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed")
+
+    def __init__(self, name: str, np_dtype, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == FLOAT
+        self.is_signed = category == FLOAT or (category == INT and self.np.kind == "i")
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return (to_dtype, (self.name,))
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> DType:
+        return self
+
+
+bool_ = DType("bool", np.bool_, BOOL)
+uint8 = DType("uint8", np.uint8, INT)
+int8 = DType("int8", np.int8, INT)
+int16 = DType("int16", np.int16, INT)
+int32 = DType("int32", np.int32, INT)
+int64 = DType("int64", np.int64, INT)
+float16 = DType("float16", np.float16, FLOAT)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, FLOAT)
+float32 = DType("float32", np.float32, FLOAT)
+float64 = DType("float64", np.float64, FLOAT)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOAT_DTYPES = (float16, bfloat16, float32, float64)
+INT_DTYPES = (uint8, int8, int16, int32, int64)
+
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update(
+    {
+        "float": float32,
+        "double": float64,
+        "half": float16,
+        "long": int64,
+        "int": int32,
+        "short": int16,
+        "char": int8,
+        "byte": uint8,
+    }
+)
+
+_default_float = [float32]
+
+
+def get_default_dtype() -> DType:
+    """The dtype of float literals and of ``ember.tensor([1.5])``: float32 unless changed.
+
+    >>> import ember
+    >>> ember.get_default_dtype()
+    ember.float32
+    """
+    return _default_float[0]
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the default floating dtype (float32 or float64, as in PyTorch).
+
+    >>> import ember
+    >>> ember.set_default_dtype(ember.float64); ember.tensor([1.5]).dtype
+    ember.float64
+    >>> ember.set_default_dtype(ember.float32)
+    """
+    d = to_dtype(dtype)
+    if not d.is_floating_point:
+        raise DTypeError(f"set_default_dtype: only floating dtypes are allowed, got {d}")
+    _default_float[0] = d
+
+
+def from_numpy_dtype(np_dtype) -> DType:
+    """The ember dtype of a NumPy dtype (errors for dtypes ember has no counterpart for)."""
+    d = _BY_NP.get(np_dtype)
+    if d is None:
+        d = _BY_NP.get(np.dtype(np_dtype))
+        if d is None:
+            raise DTypeError(f"ember has no dtype for NumPy's {np.dtype(np_dtype)}")
+    return d
+
+
+def to_dtype(spec) -> DType:
+    """Turn a dtype spelling (ember dtype, NumPy dtype, Python type, name) into an ember DType.
+
+    >>> import ember
+    >>> ember.dtypes.to_dtype("float64"), ember.dtypes.to_dtype(float), ember.dtypes.to_dtype(int)
+    (ember.float64, ember.float32, ember.int64)
+    """
+    if isinstance(spec, DType):
+        return spec
+    if spec is float:
+        return get_default_dtype()
+    if spec is int:
+        return int64
+    if spec is bool:
+        return bool_
+    if isinstance(spec, str):
+        d = _BY_NAME.get(spec.removeprefix("ember.").removeprefix("torch."))
+        if d is not None:
+            return d
+    legacy = getattr(spec, "_ember_dtype", None)
+    if legacy is not None:
+        return legacy
+    try:
+        return from_numpy_dtype(np.dtype(spec))
+    except TypeError:
+        raise DTypeError(f"not a dtype: {spec!r}") from None
+
+
+def _int_promote(a: DType, b: DType) -> DType:
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The smallest dtype both ``a`` and ``b`` convert to, by PyTorch's table.
+
+    >>> import ember
+    >>> ember.promote_types(ember.float16, ember.bfloat16)
+    ember.float32
+    """
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == INT:
+        return _int_promote(a, b)
+    if a.category == FLOAT:
+        if a.itemsize == b.itemsize:  # float16 with bfloat16
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    return a
+
+
+def _scalar_category(x) -> int:
+    if isinstance(x, (bool, np.bool_)):
+        return BOOL
+    if isinstance(x, (int, np.integer)):
+        return INT
+    if isinstance(x, (float, np.floating)):
+        return FLOAT
+    raise DTypeError(f"unsupported scalar type {type(x).__name__} ({x!r})")
+
+
+def _default_for(category: int) -> DType:
+    return (bool_, int64, get_default_dtype())[category]
+
+
+def result_type(*operands) -> DType:
+    """The dtype PyTorch gives an op over these tensors and Python scalars.
+
+    Dimensioned tensors decide; 0-d tensors and Python scalars only move the result to a higher
+    category (bool < integer < floating), never to a wider type of the same category.
+
+    >>> import ember
+    >>> ember.result_type(ember.ones(2, dtype=ember.int32), 2.5)
+    ember.float32
+    >>> ember.result_type(ember.ones(2, dtype=ember.float16), ember.tensor(1.0, dtype=ember.float64))
+    ember.float16
+    """
+    dim = zero = None
+    scalar_cat = -1
+    for x in operands:
+        dt = getattr(x, "dtype", None)
+        if isinstance(dt, DType):
+            if x.ndim:
+                dim = dt if dim is None else promote_types(dim, dt)
+            else:
+                zero = dt if zero is None else promote_types(zero, dt)
+        else:
+            scalar_cat = max(scalar_cat, _scalar_category(x))
+    result = dim
+    if zero is not None and (result is None or zero.category > result.category):
+        result = zero if result is None else promote_types(result, zero)
+    if scalar_cat >= 0 and (result is None or scalar_cat > result.category):
+        result = _default_for(scalar_cat)
+    return result
+
+
+def can_cast(src: DType, dst: DType) -> bool:
+    """Whether an in-place op may write a ``src`` result into a ``dst`` tensor (PyTorch's rule)."""
+    return src.category <= dst.category

@@ -1,0 +1,59 @@
+"""Turning mixed operands (tensors of several dtypes, Python scalars) into same-dtype tensors."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._errors import DTypeError
+from .._tensor import Tensor
+from ..ops.elementwise import cast
+
+
+def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor:
+    """A 0-d constant on ``like``'s device."""
+    xp = np if like is None or type(like._data) is np.ndarray else like.device.xp
+    return Tensor._make(xp.asarray(value, dtype=dtype.np))
+
+
+def binary(a, b, op: str) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` as tensors of their PyTorch result dtype (fast when both already agree)."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a._data.dtype == b._data.dtype:
+                return a, b
+            dt = _dt.result_type(a, b)
+            return cast(a, dt), cast(b, dt)
+        dt = _dt.result_type(a, _check_scalar(b, op))
+        return cast(a, dt), scalar_tensor(b, dt, a)
+    if isinstance(b, Tensor):
+        dt = _dt.result_type(_check_scalar(a, op), b)
+        return scalar_tensor(a, dt, b), cast(b, dt)
+    raise DTypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+
+
+def _check_scalar(x, op: str):
+    if isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex):
+        return x
+    if isinstance(x, np.ndarray):
+        raise DTypeError(
+            f"{op}: got a NumPy array; wrap it with ember.from_numpy() or ember.tensor() first"
+        )
+    raise DTypeError(f"{op}: unsupported operand of type {type(x).__name__}")
+
+
+def as_tensor_arg(x, op: str, dtype: _dt.DType | None = None) -> Tensor:
+    """A Tensor argument, accepting Python scalars where PyTorch does."""
+    if isinstance(x, Tensor):
+        return x if dtype is None else cast(x, dtype)
+    _check_scalar(x, op)
+    return scalar_tensor(x, dtype or _dt.result_type(x))
+
+
+def to_float(x: Tensor) -> Tensor:
+    """``x`` itself when floating, else converted to the default float dtype (as exp(int) does)."""
+    if x._data.dtype.kind == "f" or x.dtype.is_floating_point:
+        return x
+    return cast(x, _dt.get_default_dtype())

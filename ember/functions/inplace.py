@@ -1,0 +1,292 @@
+"""In-place ops (``add_``, ``mul_``, ``zero_``, ``x[i] = v``...) and the rules they keep.
+
+An in-place op computes the out-of-place result from an alias of the old value, writes it into
+the tensor's own storage, bumps the version counter (shared with views) and, when autograd is
+recording, moves the tensor's history to the new node. Without recording, arithmetic updates
+go straight into the array with NumPy's ``out=`` (the optimizer's hot path).
+
+>>> import ember
+>>> x = ember.zeros(3)
+>>> x.add_(2).mul_(3)
+tensor([6., 6., 6.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._config import state
+from .._errors import AutogradError, DTypeError, EmberError
+from .._tensor import Tensor
+from ..backend import xp_of
+from . import elementwise as F
+
+
+def _recording(x: Tensor, args) -> bool:
+    if not state.grad_enabled:
+        return False
+    if x._requires_grad:
+        return True
+    return any(isinstance(a, Tensor) and a._requires_grad for a in args)
+
+
+def check_inplace_allowed(x: Tensor, name: str) -> None:
+    """Refuse in-place writes to leaves that require grad (and their views) while recording."""
+    if not state.grad_enabled:
+        return
+    if x._requires_grad and x._node is None:
+        raise AutogradError(
+            f"{name}: a leaf tensor that requires grad (shape {tuple(x.shape)}) is being used in "
+            "an in-place operation; do it under ember.no_grad() or use the out-of-place op"
+        )
+    base = x._base
+    if base is not None and base._requires_grad and base._node is None:
+        raise AutogradError(
+            f"{name}: a view of a leaf tensor that requires grad (base shape "
+            f"{tuple(base.shape)}) is being used in an in-place operation"
+        )
+
+
+def _alias(x: Tensor, copy: bool) -> Tensor:
+    """The tensor's current value and history under a new name, so the new node can use it."""
+    t = Tensor._make(x._data.copy() if copy else x._data, x._requires_grad)
+    t._node = x._node
+    t._version = [x._version[0]] if copy else x._version
+    return t
+
+
+def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
+    """Write ``result`` into ``x``'s storage and give ``x`` the result's history."""
+    rdt, xdt = result.dtype, x.dtype
+    if rdt is not xdt:
+        if not _dt.can_cast(rdt, xdt):
+            raise DTypeError(
+                f"{name}: result type {rdt} can't be cast to the desired output type {xdt}"
+            )
+        from ..ops.elementwise import cast
+
+        result = cast(result, xdt)
+    if tuple(result.shape) != tuple(x.shape):
+        raise EmberError(
+            f"{name}: output with shape {tuple(x.shape)} doesn't match the broadcast shape "
+            f"{tuple(result.shape)}"
+        )
+    if not x._data.flags.writeable:
+        raise EmberError(
+            f"{name}: the tensor (shape {tuple(x.shape)}) is a read-only broadcast view "
+            "(from expand); clone() it before writing in place"
+        )
+    x._data[...] = result._data
+    x._version[0] += 1
+    node = result._node
+    if node is not None:
+        if x._base is not None:
+            from .views import rebase_view
+
+            rebase_view(x, result)
+            return x
+        x._node = node
+        x._requires_grad = True
+        node.out_data = x._data
+        node.out_counter = x._version
+        node.out_version = x._version[0]
+    return x
+
+
+def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, **kwargs) -> Tensor:
+    """``x = fn(x, *args)`` in place, with autograd's in-place rules."""
+    if _recording(x, args):
+        check_inplace_allowed(x, name)
+        src = _alias(x, copy=saves_inputs)
+    else:
+        src = x
+    return commit(x, fn(src, *args, **kwargs), name)
+
+
+_UFUNC = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.true_divide}
+
+
+def _fast(x: Tensor, other, name: str) -> bool:
+    """The no-autograd arithmetic update straight into x's array; False when it doesn't apply."""
+    if state.grad_enabled and (x._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
+        return False
+    xd = x._data
+    if isinstance(other, Tensor):
+        od = other._data
+        if od.dtype != xd.dtype or type(od) is not type(xd):
+            return False
+    elif isinstance(other, (int, float)) and not isinstance(other, bool):
+        if xd.dtype.kind != "f":
+            return False
+        od = other
+    else:
+        return False
+    if not xd.flags.writeable:
+        return False
+    ufunc = _UFUNC[name]
+    if type(xd) is not np.ndarray:
+        ufunc = getattr(xp_of(xd), ufunc.__name__)
+    try:
+        ufunc(xd, od, out=xd)
+    except ValueError:
+        return False  # broadcasting that would change x's shape: take the checked path
+    x._version[0] += 1
+    return True
+
+
+def add_(self: Tensor, other, *, alpha=1) -> Tensor:
+    """In-place ``self += alpha * other``.
+
+    >>> import ember
+    >>> ember.ones(2).add_(1)
+    tensor([2., 2.])
+    """
+    if alpha == 1 and _fast(self, other, "add_"):
+        return self
+    return apply_inplace(self, F.add, other, name="add_", alpha=alpha)
+
+
+def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
+    """In-place ``self -= alpha * other``.
+
+    >>> import ember
+    >>> ember.ones(2).sub_(1)
+    tensor([0., 0.])
+    """
+    if alpha == 1 and _fast(self, other, "sub_"):
+        return self
+    return apply_inplace(self, F.sub, other, name="sub_", alpha=alpha)
+
+
+def mul_(self: Tensor, other) -> Tensor:
+    """In-place ``self *= other``.
+
+    >>> import ember
+    >>> ember.ones(2).mul_(3)
+    tensor([3., 3.])
+    """
+    if _fast(self, other, "mul_"):
+        return self
+    saves = isinstance(other, Tensor) and other._requires_grad
+    return apply_inplace(self, F.mul, other, name="mul_", saves_inputs=saves)
+
+
+def div_(self: Tensor, other, *, rounding_mode=None) -> Tensor:
+    """In-place ``self /= other``.
+
+    >>> import ember
+    >>> ember.ones(2).div_(4)
+    tensor([0.2500, 0.2500])
+    """
+    if rounding_mode is None and _fast(self, other, "div_"):
+        return self
+    saves = isinstance(other, Tensor) and other._requires_grad
+    return apply_inplace(self, F.div, other, name="div_", saves_inputs=saves,
+                         rounding_mode=rounding_mode)
+
+
+def pow_(self: Tensor, exponent) -> Tensor:
+    """In-place ``self **= exponent``."""
+    return apply_inplace(self, F.pow, exponent, name="pow_", saves_inputs=True)
+
+
+def clamp_(self: Tensor, min=None, max=None) -> Tensor:
+    """In-place clamp.
+
+    >>> import ember
+    >>> ember.tensor([-1.0, 2.0]).clamp_(min=0)
+    tensor([0., 2.])
+    """
+    return apply_inplace(self, F.clamp, min, max, name="clamp_", saves_inputs=True)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place.
+
+    >>> import ember
+    >>> ember.ones(2).zero_()
+    tensor([0., 0.])
+    """
+    return fill_(self, 0)
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill with ``value`` in place (a number or a 0-d tensor).
+
+    >>> import ember
+    >>> ember.zeros(2).fill_(7)
+    tensor([7., 7.])
+    """
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise EmberError(
+            f"fill_: only supports 0-dimension value tensors, got shape {tuple(value.shape)}"
+        )
+    if not _recording(self, (value,)):
+        if not self._data.flags.writeable:
+            raise EmberError("fill_: the tensor is a read-only broadcast view; clone() it first")
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+        self._version[0] += 1
+        return self
+    from .creation import zeros_like
+
+    def filled(src, v):
+        return F.add(F.mul(src, 0), v if isinstance(v, Tensor) else zeros_like(src) + v)
+
+    return apply_inplace(self, filled, value, name="fill_")
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, converted to this dtype and device) into this tensor in place.
+
+    >>> import ember
+    >>> ember.zeros(2).copy_(ember.tensor([1, 2]))
+    tensor([1., 2.])
+    """
+    from .conversion import to
+
+    if not isinstance(src, Tensor):
+        from .creation import tensor
+
+        src = tensor(src)
+    if not _recording(self, (src,)):
+        data = to(src, self.device)._data
+        self._data[...] = data
+        self._version[0] += 1
+        return self
+
+    def copied(dst, s):
+        s = to(s, dst.device, dst.dtype)
+        return F.add(F.mul(dst, 0), s)
+
+    return apply_inplace(self, copied, src, name="copy_")
+
+
+def _iop(name):
+    fn = {"add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_}[name]
+
+    def iop(self, other):
+        return fn(self, other)
+
+    iop.__name__ = f"__i{name[:-1]}__"
+    return iop
+
+
+__all__: list = []
+TENSOR_METHODS = {
+    "add_": add_,
+    "sub_": sub_,
+    "mul_": mul_,
+    "div_": div_,
+    "pow_": pow_,
+    "clamp_": clamp_,
+    "clip_": clamp_,
+    "zero_": zero_,
+    "fill_": fill_,
+    "copy_": copy_,
+    "__iadd__": _iop("add_"),
+    "__isub__": _iop("sub_"),
+    "__imul__": _iop("mul_"),
+    "__itruediv__": _iop("div_"),
+    "__ipow__": _iop("pow_"),
+}

@@ -1,0 +1,170 @@
+"""The op contract and ``apply``: one op definition serves eager autograd and static graphs.
+
+An op is a frozen dataclass whose fields are its static parameters, with:
+
+- ``forward(xp, *arrays)``: the computation on raw arrays (``xp`` is numpy or cupy);
+- ``infer(*specs)``: output shape and dtype from input shapes and dtypes, raising an
+  ``EmberError`` that names the op and shapes when they do not fit;
+- ``vjp(g, out, *inputs)``: input gradients written in ember ops on Tensors (so gradients are
+  differentiable again), ``None`` for inputs that need none. Inputs with
+  ``requires_grad == False`` may get ``None`` without any work.
+
+Class attributes say what the vjp reads (``saves_inputs``, ``saves_output``: the version
+checks follow them), whether the output may alias the input (``is_view``) and whether the op
+is differentiable at all.
+
+Eager mode runs ``forward`` straight away and calls ``infer`` only when ``forward`` fails, to
+turn NumPy's message into one that names the op; checks NumPy would not make itself belong in
+the public function that builds the op, so static graphs get them too.
+
+>>> import ember
+>>> from ember.ops.elementwise import Exp
+>>> from ember.ops.base import apply
+>>> apply(Exp(), ember.zeros(2))
+tensor([1., 1.])
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._config import state
+from .._errors import DeviceError, EmberError
+from .._node import Node
+from .._tensor import Size, Tensor
+from .._shape import broadcast_shapes, wrap_dim
+from ..backend import device_of, xp_of
+
+_ndarray = np.ndarray
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Shape, dtype and device of a value, without data: what ``infer`` takes and returns."""
+
+    shape: tuple
+    dtype: _dt.DType
+    device: object = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class Op:
+    """Base of every primitive. Subclasses are ``@dataclass(frozen=True)``."""
+
+    saves_inputs = False
+    saves_output = False
+    is_view = False
+    differentiable = True
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def forward(self, xp, *arrays):
+        raise NotImplementedError
+
+    def infer(self, *specs) -> Spec:
+        raise NotImplementedError(f"{self.name}: no infer rule")
+
+    def vjp(self, g: Tensor, out: Tensor, *inputs: Tensor) -> tuple:
+        raise EmberError(f"{self.name}: this op has no derivative")
+
+
+def apply(op: Op, *inputs: Tensor) -> Tensor:
+    """Run ``op`` on Tensors: now (eager) or as a graph node (while tracing).
+
+    >>> import ember
+    >>> from ember.ops.elementwise import ADD
+    >>> apply(ADD, ember.ones(2), ember.ones(2))
+    tensor([2., 2.])
+    """
+    tracer = state.tracer
+    if tracer is not None:
+        return tracer.record(op, inputs)
+    first = inputs[0]._data
+    if type(first) is _ndarray:
+        xp = np
+        for t in inputs:
+            if type(t._data) is not _ndarray:
+                _check_devices(op, inputs)
+    else:
+        xp = xp_of(first)
+        _check_devices(op, inputs)
+    try:
+        out = op.forward(xp, *[t._data for t in inputs])
+    except EmberError:
+        raise
+    except Exception as e:  # turn NumPy's message into one naming the op and the inputs
+        raise _named_error(op, inputs, e) from None
+    if type(out) is not _ndarray and xp is np:
+        out = np.asarray(out)
+    t = Tensor._make(out)
+    if op.is_view and (out.base is not None or out.size == 0):
+        src = inputs[0]
+        t._version = src._version
+        t._base = src._base if src._base is not None else src
+        t._view_ops = (src._view_ops or ()) + (op,)
+    if state.grad_enabled and op.differentiable:
+        for x in inputs:
+            if x._requires_grad:
+                t._requires_grad = True
+                t._node = Node(op, inputs, t)
+                break
+    if state.anomaly:
+        _anomaly_forward(op, inputs, t)
+    return t
+
+
+def _check_devices(op: Op, inputs) -> None:
+    devices = {device_of(t._data) for t in inputs}
+    if len(devices) > 1:
+        names = " and ".join(sorted(str(d) for d in devices))
+        shapes = ", ".join(f"{tuple(t.shape)} on {t.device}" for t in inputs)
+        raise DeviceError(
+            f"{op.name}: expected all tensors on the same device, but found {names} ({shapes})"
+        )
+
+
+def _named_error(op: Op, inputs, cause: Exception) -> EmberError:
+    try:
+        op.infer(*inputs)
+    except EmberError as e:
+        return e
+    except Exception:
+        pass
+    described = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
+    return EmberError(f"{op.name}: {cause} (inputs: {described})")
+
+
+def _anomaly_forward(op: Op, inputs, out: Tensor) -> None:
+    site = _user_frame()
+    if out._node is not None:
+        out._node.trace = site
+    arr = out._data
+    if arr.dtype.kind == "f" and not bool(xp_of(arr).isfinite(arr).all()):
+        bad = "NaN" if bool(xp_of(arr).isnan(arr).any()) else "Inf"
+        raise EmberError(
+            f"anomaly: {op.name} produced {bad} in its forward output of shape {tuple(arr.shape)} "
+            f"(inputs: {', '.join(str(tuple(t.shape)) for t in inputs)}), created at {site}"
+        )
+
+
+def _user_frame() -> str:
+    """The innermost stack frame outside ember: where user code called the op."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(root):
+            return f'File "{frame.filename}", line {frame.lineno}, in {frame.name}: {frame.line}'
+    return "<unknown>"
+
+
+__all__ = ["Op", "Spec", "apply", "broadcast_shapes", "wrap_dim", "Size"]

@@ -1,0 +1,172 @@
+"""The op-table harness: one ``OpCase`` per op, checked every way DESIGN.md lists.
+
+A family's test file builds a list of ``OpCase`` and hands it to ``generate(globals(), cases)``,
+which adds parametrized tests for: forward against a NumPy reference, float64 random-direction
+gradient checks (broadcast, non-contiguous, 0-d and 0-size variants come as separate cases),
+second order, infer == forward (shape and dtype), and values, gradients and result dtypes
+against PyTorch when it is installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import ember
+
+try:
+    import torch
+except ImportError:  # parity tests skip without PyTorch
+    torch = None
+
+
+@dataclass
+class OpCase:
+    """One op on one set of input shapes.
+
+    ``fn`` takes (module, *tensors) and is called with ``ember`` and with ``torch`` for parity;
+    ``ref`` takes NumPy arrays. ``make`` builds each input array from an rng (default: normal
+    floats with ``shapes``). Inputs at positions in ``nondiff`` never require grad.
+    """
+
+    name: str
+    fn: Callable
+    shapes: list
+    ref: Callable | None = None
+    make: Callable | None = None
+    dtype: str = "float64"
+    nondiff: tuple = ()
+    grad: bool = True
+    gradgrad: bool = True
+    torch: bool = True
+    transpose: bool = False  # also feed the first input as a non-contiguous (transposed) view
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    grad_atol: float = 1e-5
+    grad_rtol: float = 1e-3
+    tags: dict = field(default_factory=dict)
+
+    def arrays(self, seed: int = 0) -> list:
+        rng = np.random.default_rng(seed)
+        if self.make is not None:
+            return [np.asarray(a) for a in self.make(rng)]
+        return [rng.standard_normal(s).astype(self.dtype) for s in self.shapes]
+
+    @property
+    def id(self) -> str:
+        shapes = ",".join("x".join(map(str, s)) or "0d" for s in self.shapes)
+        return f"{self.name}[{shapes}]"
+
+
+def ember_inputs(case: OpCase, arrays, requires_grad: bool):
+    out = []
+    for i, a in enumerate(arrays):
+        t = ember.tensor(a)
+        if case.transpose and i == 0 and a.ndim >= 2:
+            t = ember.tensor(np.ascontiguousarray(a.swapaxes(-1, -2))).transpose(-1, -2)
+        if requires_grad and i not in case.nondiff and t.dtype.is_floating_point:
+            t.requires_grad_()
+        out.append(t)
+    return out
+
+
+def torch_inputs(case: OpCase, arrays, requires_grad: bool):
+    out = []
+    for i, a in enumerate(arrays):
+        t = torch.tensor(a)
+        if requires_grad and i not in case.nondiff and t.dtype.is_floating_point:
+            t.requires_grad_()
+        out.append(t)
+    return out
+
+
+def _first(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def check_forward(case: OpCase) -> None:
+    arrays = case.arrays()
+    got = _first(case.fn(ember, *ember_inputs(case, arrays, False)))
+    want = np.asarray(case.ref(*arrays))
+    np.testing.assert_allclose(
+        np.asarray(got.numpy(), dtype=np.float64) if got.dtype is not ember.bool else got.numpy(),
+        want, atol=case.atol, rtol=case.rtol,
+    )
+    assert tuple(got.shape) == want.shape
+
+
+def check_grad(case: OpCase) -> None:
+    xs = ember_inputs(case, case.arrays(), True)
+    assert ember.autograd.gradcheck(
+        lambda *a: _first(case.fn(ember, *a)), xs, fast_mode=True,
+        atol=case.grad_atol, rtol=case.grad_rtol,
+    )
+
+
+def check_gradgrad(case: OpCase) -> None:
+    xs = ember_inputs(case, case.arrays(), True)
+    assert ember.autograd.gradgradcheck(
+        lambda *a: _first(case.fn(ember, *a)), xs, fast_mode=True,
+        atol=case.grad_atol, rtol=case.grad_rtol,
+    )
+
+
+def check_torch(case: OpCase) -> None:
+    if torch is None:
+        pytest.skip("PyTorch not installed")
+    arrays = case.arrays()
+    diff = case.grad
+    ex = ember_inputs(case, arrays, diff)
+    tx = torch_inputs(case, arrays, diff)
+    eo = _first(case.fn(ember, *ex))
+    to = _first(case.fn(torch, *tx))
+    assert str(eo.dtype).split(".")[-1] == str(to.dtype).split(".")[-1], (eo.dtype, to.dtype)
+    assert tuple(eo.shape) == tuple(to.shape)
+    np.testing.assert_allclose(
+        np.asarray(eo.detach().numpy()).astype(np.float64),
+        to.detach().numpy().astype(np.float64), atol=case.atol, rtol=case.rtol,
+    )
+    if not diff or not eo.requires_grad:
+        return
+    w = np.random.default_rng(1).standard_normal(tuple(eo.shape)).astype(arrays[0].dtype)
+    eo.backward(ember.tensor(w))
+    to.backward(torch.tensor(w))
+    for e, t in zip(ex, tx):
+        if t.grad is None:
+            assert e.grad is None or not np.any(e.grad.numpy())
+            continue
+        np.testing.assert_allclose(
+            e.grad.numpy().astype(np.float64), t.grad.numpy().astype(np.float64),
+            atol=case.grad_atol, rtol=case.grad_rtol,
+        )
+
+
+def generate(namespace: dict, cases: list) -> None:
+    """Add the parametrized tests for ``cases`` to a test module's namespace."""
+
+    def params(pred):
+        return [pytest.param(c, id=c.id) for c in cases if pred(c)]
+
+    @pytest.mark.parametrize("case", params(lambda c: c.ref is not None))
+    def test_forward(case):
+        check_forward(case)
+
+    @pytest.mark.parametrize("case", params(lambda c: c.grad))
+    def test_grad(case):
+        check_grad(case)
+
+    @pytest.mark.parametrize("case", params(lambda c: c.grad and c.gradgrad))
+    def test_gradgrad(case):
+        check_gradgrad(case)
+
+    @pytest.mark.parametrize("case", params(lambda c: c.torch))
+    def test_torch_parity(case):
+        check_torch(case)
+
+    namespace.update(
+        test_forward=test_forward, test_grad=test_grad, test_gradgrad=test_gradgrad,
+        test_torch_parity=test_torch_parity,
+    )
