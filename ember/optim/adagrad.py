@@ -1,0 +1,47 @@
+"""Adagrad, following PyTorch's formulas (lr decay, initial accumulator value).
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0]))
+>>> opt = ember.optim.Adagrad([w], lr=0.1)
+>>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
+0.9
+"""
+
+from __future__ import annotations
+
+from ..backend import xp_of
+from .optimizer import Optimizer
+
+
+class Adagrad(Optimizer):
+    """``sum += g^2``; ``p -= lr / (1 + (t-1) lr_decay) * g / (sqrt(sum) + eps)``."""
+
+    def __init__(self, params, lr=1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
+                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, *,
+                 maximize: bool = False, foreach=None, differentiable: bool = False,
+                 fused=None) -> None:
+        for name, v in (("learning rate", lr), ("lr_decay value", lr_decay),
+                        ("weight_decay value", weight_decay), ("epsilon value", eps),
+                        ("initial_accumulator_value value", initial_accumulator_value)):
+            if v < 0.0:
+                raise ValueError(f"Adagrad: invalid {name}: {v}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      eps=eps, maximize=maximize))
+
+    def init_state(self, p, group) -> dict:
+        xp = xp_of(p._data)
+        init = group["initial_accumulator_value"]
+        return {"step": 0, "sum": xp.full_like(p._data, init)}
+
+    def update(self, p, g, state, group) -> None:
+        xp = xp_of(p)
+        state["step"] = t = state["step"] + 1
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        clr = group["lr"] / (1.0 + (t - 1) * group["lr_decay"])
+        s = state["sum"]
+        s += g * g
+        std = xp.sqrt(s)
+        std += group["eps"]
+        p -= clr * (g / std)

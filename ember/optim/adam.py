@@ -1,0 +1,91 @@
+"""Adam and AdamW (decoupled weight decay), with AMSGrad, following PyTorch's formulas.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0]))
+>>> opt = ember.optim.Adam([w], lr=0.1)
+>>> (w * 2).sum().backward(); opt.step(); w.detach()
+tensor([0.9000])
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import xp_of
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """``m = b1 m + (1-b1) g``; ``v = b2 v + (1-b2) g^2``;
+    ``p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)`` (``sqrt(max v)`` with AMSGrad)."""
+
+    decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach=None, capturable: bool = False, differentiable: bool = False,
+                 fused=None) -> None:
+        name = type(self).__name__
+        if not 0.0 <= lr:
+            raise ValueError(f"{name}: invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"{name}: invalid epsilon value: {eps}")
+        for i, b in enumerate(betas):
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"{name}: invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def init_state(self, p, group) -> dict:
+        xp = xp_of(p._data)
+        state = {
+            "step": 0,
+            "exp_avg": xp.zeros_like(p._data),
+            "exp_avg_sq": xp.zeros_like(p._data),
+        }
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = xp.zeros_like(p._data)
+        return state
+
+    def update(self, p, g, state, group) -> None:
+        xp = xp_of(p)
+        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        state["step"] = t = state["step"] + 1
+        if wd:
+            if self.decoupled:
+                p *= 1.0 - lr * wd
+            else:
+                g = g + wd * p
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        tmp = xp.multiply(g, 1.0 - b1, dtype=p.dtype)
+        m *= b1
+        m += tmp
+        xp.multiply(g, g, out=tmp)
+        tmp *= 1.0 - b2
+        v *= b2
+        v += tmp
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]
+            xp.maximum(vmax, v, out=vmax)
+            v = vmax
+        step_size = lr / (1.0 - b1**t)
+        xp.sqrt(v, out=tmp)
+        tmp /= math.sqrt(1.0 - b2**t)
+        tmp += eps
+        xp.divide(m, tmp, out=tmp)
+        tmp *= step_size
+        p -= tmp
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the Adam step);
+    PyTorch's default ``weight_decay`` here is 0.01."""
+
+    decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, **kwargs) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, **kwargs)

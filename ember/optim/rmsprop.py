@@ -1,0 +1,62 @@
+"""RMSprop (optionally centered, with momentum), following PyTorch's formulas.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0]))
+>>> opt = ember.optim.RMSprop([w], lr=0.01)
+>>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
+0.9
+"""
+
+from __future__ import annotations
+
+from ..backend import xp_of
+from .optimizer import Optimizer
+
+
+class RMSprop(Optimizer):
+    """``s = alpha s + (1-alpha) g^2``; ``p -= lr g / (sqrt(s) + eps)`` (centered subtracts the
+    squared mean gradient; momentum accumulates ``g / (sqrt(s) + eps)``)."""
+
+    def __init__(self, params, lr=1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
+                 maximize: bool = False, foreach=None, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        for name, v in (("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
+                        ("weight_decay value", weight_decay), ("alpha value", alpha)):
+            if v < 0.0:
+                raise ValueError(f"RMSprop: invalid {name}: {v}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered, maximize=maximize))
+
+    def init_state(self, p, group) -> dict:
+        xp = xp_of(p._data)
+        state = {"step": 0, "square_avg": xp.zeros_like(p._data)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = xp.zeros_like(p._data)
+        if group["centered"]:
+            state["grad_avg"] = xp.zeros_like(p._data)
+        return state
+
+    def update(self, p, g, state, group) -> None:
+        xp = xp_of(p)
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        state["step"] += 1
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        sq = state["square_avg"]
+        sq *= alpha
+        sq += (1.0 - alpha) * g * g
+        if group["centered"]:
+            ga = state["grad_avg"]
+            ga += (1.0 - alpha) * (g - ga)
+            avg = xp.sqrt(sq - ga * ga)
+        else:
+            avg = xp.sqrt(sq)
+        avg += eps
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]
+            buf *= group["momentum"]
+            buf += g / avg
+            p -= lr * buf
+        else:
+            p -= lr * (g / avg)

@@ -1,0 +1,52 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0]))
+>>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+>>> (w * 2).sum().backward(); opt.step(); w.detach()
+tensor([0.8000])
+"""
+
+from __future__ import annotations
+
+from ..backend import xp_of
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``; ``p -= lr * (g + momentum * buf
+    if nesterov else buf)``; weight decay adds ``weight_decay * p`` to ``g`` first."""
+
+    def __init__(self, params, lr=1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach=None, differentiable: bool = False, fused=None) -> None:
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"SGD: invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"SGD: invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"SGD: invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def init_state(self, p, group) -> dict:
+        return {"momentum_buffer": None}
+
+    def update(self, p, g, state, group) -> None:
+        xp = xp_of(p)
+        wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
+        if wd:
+            g = g + wd * p
+        if momentum:
+            buf = state["momentum_buffer"]
+            if buf is None:
+                buf = state["momentum_buffer"] = g.copy()
+            else:
+                buf *= momentum
+                damp = 1.0 - group["dampening"]
+                buf += g if damp == 1.0 else damp * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        xp.subtract(p, xp.multiply(g, lr, dtype=p.dtype), out=p)
