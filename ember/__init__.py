@@ -8,7 +8,7 @@ tensor([2., 4., 6.])
 """
 
 from . import _tensor_methods  # noqa: F401  (attaches the Tensor methods)
-from . import autograd, cuda, dtypes, random
+from . import autograd, cuda, dtypes, optim, random
 from ._config import (
     enable_grad,
     inference_mode,
