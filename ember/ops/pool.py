@@ -1,0 +1,263 @@
+"""Max pooling and unfold/fold (PyTorch's im2col / col2im shapes) as primitives.
+
+Max pooling is three ops that differentiate into each other: ``MaxPool2d(x)`` picks each
+window's first maximum; its gradient ``MaxPoolScatter(g, x)`` adds ``g`` at those positions;
+that op's gradient (linear in ``g``) is ``MaxPoolGather(h, x)``. Average and adaptive pooling
+are linear, so they are composites (a depthwise convolution, two small matrix products).
+
+>>> import ember
+>>> from ember.ops.base import apply
+>>> apply(MaxPool2d((2, 2), (2, 2), (0, 0), (1, 1), False), ember.arange(16.0).reshape(1, 1, 4, 4))
+tensor([[[[ 5.,  7.],
+          [13., 15.]]]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import ShapeError
+from .base import Op, Spec, apply
+from .conv import col2im, im2col
+
+
+def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size (ceil mode drops a last window starting in the padding)."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+@dataclass(frozen=True)
+class _PoolParams(Op):
+    kernel: tuple = (1, 1)
+    stride: tuple = (1, 1)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    ceil_mode: bool = False
+
+    def out_hw(self, h: int, w: int) -> tuple:
+        return tuple(
+            pool_out_size(n, k, s, p, d, self.ceil_mode)
+            for n, k, s, p, d in zip((h, w), self.kernel, self.stride, self.padding, self.dilation)
+        )
+
+    def check(self, shape) -> tuple:
+        if len(shape) != 4:
+            raise ShapeError(f"max_pool2d: expected a 4-D input (N, C, H, W), got {tuple(shape)}")
+        kh, kw = self.kernel
+        if self.padding[0] * 2 > kh or self.padding[1] * 2 > kw:
+            raise ShapeError(
+                f"max_pool2d: padding {self.padding} should be at most half of kernel size "
+                f"{self.kernel}"
+            )
+        ho, wo = self.out_hw(shape[2], shape[3])
+        if ho <= 0 or wo <= 0:
+            raise ShapeError(
+                f"max_pool2d: input {tuple(shape)} is too small for kernel {self.kernel} "
+                f"(output would be {(ho, wo)})"
+            )
+        return ho, wo
+
+    def windows(self, xp, x):
+        """(N, C, Ho, Wo, kh*kw) copy of each window (padding is -inf) and the padded width."""
+        n, c, h, w = x.shape
+        ho, wo = self.out_hw(h, w)
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = self.kernel, self.stride, self.padding, self.dilation
+        hp = max(h + 2 * ph, (ho - 1) * sh + dh * (kh - 1) + 1)
+        wp = max(w + 2 * pw, (wo - 1) * sw + dw * (kw - 1) + 1)
+        if (hp, wp) != (h, w):
+            low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+            xpad = xp.full((n, c, hp, wp), low, dtype=x.dtype)
+            xpad[:, :, ph : ph + h, pw : pw + w] = x
+        else:
+            xpad = x
+        s = xpad.strides
+        view = xp.lib.stride_tricks.as_strided(
+            xpad, (n, c, ho, wo, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw),
+            writeable=False,
+        )
+        return view.reshape(n, c, ho, wo, kh * kw), hp, wp
+
+    def flat_positions(self, xp, x, arg, hp: int, wp: int):
+        """Flat indices into the padded (N, C, Hp, Wp) input of each window's chosen element."""
+        n, c, ho, wo = arg.shape
+        (kh, kw), (sh, sw), (dh, dw) = self.kernel, self.stride, self.dilation
+        rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + (arg // kw) * dh
+        cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + (arg % kw) * dw
+        planes = xp.arange(n * c).reshape(n, c, 1, 1)
+        return (planes * hp + rows) * wp + cols
+
+    def argmax(self, xp, x):
+        win, hp, wp = self.windows(xp, x)
+        return win.argmax(axis=-1), hp, wp
+
+
+@dataclass(frozen=True)
+class MaxPool2d(_PoolParams):
+    """Window maxima of an (N, C, H, W) input."""
+
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        win, _, _ = self.windows(xp, x)
+        return win.max(axis=-1)
+
+    def infer(self, x):
+        ho, wo = self.check(x.shape)
+        return Spec((x.shape[0], x.shape[1], ho, wo), x.dtype)
+
+    def vjp(self, g, out, x):
+        return (apply(MaxPoolScatter(*_fields(self)), g, x),)
+
+
+@dataclass(frozen=True)
+class MaxPoolScatter(_PoolParams):
+    """Gradient of MaxPool2d: add each ``g`` at its window's maximum in ``x``."""
+
+    saves_inputs = True
+
+    def forward(self, xp, g, x):
+        n, c, h, w = x.shape
+        arg, hp, wp = self.argmax(xp, x)
+        flat = self.flat_positions(xp, x, arg, hp, wp).ravel()
+        size = n * c * hp * wp
+        out = xp.bincount(flat, weights=g.ravel(), minlength=size).astype(g.dtype, copy=False)
+        ph, pw = self.padding
+        return out.reshape(n, c, hp, wp)[:, :, ph : ph + h, pw : pw + w]
+
+    def infer(self, g, x):
+        return Spec(tuple(x.shape), g.dtype)
+
+    def vjp(self, h, out, g, x):
+        return (apply(MaxPoolGather(*_fields(self)), h, x) if g._requires_grad else None, None)
+
+
+@dataclass(frozen=True)
+class MaxPoolGather(_PoolParams):
+    """Pick ``h`` at each window's maximum of ``x`` (the adjoint of MaxPoolScatter)."""
+
+    saves_inputs = True
+
+    def forward(self, xp, h, x):
+        n, c, hh, ww = x.shape
+        arg, hp, wp = self.argmax(xp, x)
+        ph, pw = self.padding
+        hpad = xp.zeros((n, c, hp, wp), dtype=h.dtype)
+        hpad[:, :, ph : ph + hh, pw : pw + ww] = h
+        return hpad.reshape(-1)[self.flat_positions(xp, x, arg, hp, wp)]
+
+    def infer(self, h, x):
+        ho, wo = self.check(x.shape)
+        return Spec((x.shape[0], x.shape[1], ho, wo), h.dtype)
+
+    def vjp(self, g, out, h, x):
+        return (apply(MaxPoolScatter(*_fields(self)), g, x) if h._requires_grad else None, None)
+
+
+@dataclass(frozen=True)
+class MaxPoolIndices(_PoolParams):
+    """PyTorch's ``return_indices``: flat positions in each (H, W) plane, as int64."""
+
+    differentiable = False
+
+    def forward(self, xp, x):
+        n, c, h, w = x.shape
+        arg, hp, wp = self.argmax(xp, x)
+        ho, wo = arg.shape[2:]
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = self.kernel, self.stride, self.padding, self.dilation
+        rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + (arg // kw) * dh - ph
+        cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + (arg % kw) * dw - pw
+        return (rows * w + cols).astype(np.int64)
+
+    def infer(self, x):
+        from .. import dtypes
+
+        ho, wo = self.check(x.shape)
+        return Spec((x.shape[0], x.shape[1], ho, wo), dtypes.int64)
+
+
+def _fields(p: _PoolParams) -> tuple:
+    return (p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode)
+
+
+@dataclass(frozen=True)
+class Unfold(Op):
+    """PyTorch's ``unfold`` (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+
+    kernel: tuple = (1, 1)
+    dilation: tuple = (1, 1)
+    padding: tuple = (0, 0)
+    stride: tuple = (1, 1)
+
+    def forward(self, xp, x):
+        n, c = x.shape[:2]
+        kh, kw = self.kernel
+        cols, ho, wo = im2col(xp, x, self.kernel, self.stride, self.padding, self.dilation)
+        cols = cols.reshape(n, ho * wo, kh, kw, c).transpose(0, 4, 2, 3, 1)
+        return xp.ascontiguousarray(cols).reshape(n, c * kh * kw, ho * wo)
+
+    def infer(self, x):
+        from .conv import out_size
+
+        if len(x.shape) != 4:
+            raise ShapeError(f"unfold: expected a 4-D input (N, C, H, W), got {tuple(x.shape)}")
+        n, c, h, w = x.shape
+        ho, wo = (
+            out_size(s, k, st, p, d)
+            for s, k, st, p, d in zip((h, w), self.kernel, self.stride, self.padding, self.dilation)
+        )
+        if ho <= 0 or wo <= 0:
+            raise ShapeError(f"unfold: input {tuple(x.shape)} is too small for kernel {self.kernel}")
+        return Spec((n, c * self.kernel[0] * self.kernel[1], ho * wo), x.dtype)
+
+    def vjp(self, g, out, x):
+        h, w = x.shape[2:]
+        return (apply(Fold((h, w), self.kernel, self.dilation, self.padding, self.stride), g),)
+
+
+@dataclass(frozen=True)
+class Fold(Op):
+    """PyTorch's ``fold`` (col2im, summing overlaps): (N, C * kh * kw, L) -> (N, C, H, W)."""
+
+    output_size: tuple = (1, 1)
+    kernel: tuple = (1, 1)
+    dilation: tuple = (1, 1)
+    padding: tuple = (0, 0)
+    stride: tuple = (1, 1)
+
+    def forward(self, xp, cols):
+        n, ckk, length = cols.shape
+        kh, kw = self.kernel
+        c = ckk // (kh * kw)
+        rows = cols.reshape(n, c, kh, kw, length).transpose(0, 4, 2, 3, 1).reshape(n * length, -1)
+        h, w = self.output_size
+        return col2im(xp, rows, (n, c, h, w), self.kernel, self.stride, self.padding, self.dilation)
+
+    def infer(self, cols):
+        from .conv import out_size
+
+        n, ckk, length = cols.shape
+        kh, kw = self.kernel
+        if ckk % (kh * kw):
+            raise ShapeError(
+                f"fold: expected size of input's dimension 1 to be divisible by the product of "
+                f"kernel_size, but got input.size(1)={ckk} and kernel_size={self.kernel}"
+            )
+        h, w = self.output_size
+        blocks = out_size(h, kh, self.stride[0], self.padding[0], self.dilation[0]) * out_size(
+            w, kw, self.stride[1], self.padding[1], self.dilation[1]
+        )
+        if blocks != length:
+            raise ShapeError(
+                f"fold: expected input's dimension 2 to match the calculated number of sliding "
+                f"blocks {blocks}, but got input.size(2)={length}"
+            )
+        return Spec((n, ckk // (kh * kw), h, w), cols.dtype)
+
+    def vjp(self, g, out, cols):
+        return (apply(Unfold(self.kernel, self.dilation, self.padding, self.stride), g),)
