@@ -150,13 +150,14 @@ class Conv2dGradInput(Op):
         o, cg, kh, kw = w.shape
         (ph, pw), (dh, dw) = self.padding, self.dilation
         full = (dh * (kh - 1) - ph, dw * (kw - 1) - pw)
-        if self.stride == (1, 1) and min(full) >= 0:
+        n, _, ho, wo = g.shape
+        same_size = (ho + 2 * full[0] - dh * (kh - 1), wo + 2 * full[1] - dw * (kw - 1))
+        if self.stride == (1, 1) and min(full) >= 0 and same_size == tuple(self.x_shape[2:]):
             # stride 1: dx is a convolution of g with the flipped, in/out-swapped kernel, which
             # gathers (one im2col) instead of scattering (kh * kw strided adds of col2im).
             wt = w.reshape(self.groups, o // self.groups, cg, kh, kw).transpose(0, 2, 1, 3, 4)
             wt = wt.reshape(cg * self.groups, o // self.groups, kh, kw)[:, :, ::-1, ::-1]
             return Conv2d((1, 1), full, self.dilation, self.groups).forward(xp, g, wt)
-        n, _, ho, wo = g.shape
         g2 = g.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
         wm = _weight_matrix(w, self.groups)  # (G, K, O/G)
         if self.groups == 1:

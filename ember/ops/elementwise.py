@@ -1,7 +1,8 @@
-"""Elementwise primitives: unary math, binary arithmetic, comparisons, where, cast.
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, logic, where, cast.
 
 Binary primitives take inputs of one dtype (the public functions in ``ember.functions``
-promote first) and broadcast; their vjps reduce gradients back with ``sum_to``.
+promote first) and broadcast; their vjps reduce gradients back with ``sum_to``. Ops that need
+floats (exp, sqrt, erf...) get floats: the public functions convert integers first.
 
 >>> import ember
 >>> from ember.ops.base import apply
@@ -11,9 +12,13 @@ tensor([3., 8.])
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import dtypes as _dt
+from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
 from .base import Op, Spec, apply
 from .broadcast import sum_to
@@ -23,6 +28,10 @@ from .broadcast import sum_to
 
 def add(a, b):
     return apply(ADD, a, b)
+
+
+def sub(a, b):
+    return apply(SUB, a, b)
 
 
 def mul(a, b):
@@ -35,6 +44,10 @@ def neg(a):
 
 def div(a, b):
     return apply(DIV, a, b)
+
+
+def where(cond, a, b):
+    return apply(WHERE, cond, a, b)
 
 
 def cast(x, dtype: _dt.DType):
@@ -52,6 +65,48 @@ def const_like(x, value):
     return Tensor._make(xp.asarray(value, dtype=x._data.dtype))
 
 
+def zeros_like(x):
+    """Zeros shaped like ``x``, with no history: the gradient of piecewise-constant ops."""
+    return apply(ZEROS_LIKE, x)
+
+
+def _mask_to(mask, like):
+    """A bool mask as 0/1 in ``like``'s dtype (a constant: masks carry no gradient)."""
+    return cast(mask, like.dtype)
+
+
+def _int_zero_division(xp, b, name: str) -> None:
+    if b.dtype.kind in "iub" and not bool(xp.all(b)):
+        raise EmberError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+
+_KIND_NAME = {"f": "Float", "b": "Bool"}
+
+
+def _require_integral(name: str, *specs) -> None:
+    for s in specs:
+        if s.dtype.is_floating_point:
+            raise DTypeError(
+                f'{name}: "{name}_cpu" not implemented for '
+                f"'{_torch_name(s.dtype)}' ({s.dtype}): bitwise ops need integer or bool tensors"
+            )
+
+
+def _torch_name(dt: _dt.DType) -> str:
+    return {
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "float32": "Float",
+        "float64": "Double",
+        "bool": "Bool",
+        "uint8": "Byte",
+        "int8": "Char",
+        "int16": "Short",
+        "int32": "Int",
+        "int64": "Long",
+    }[dt.name]
+
+
 # -- unary ------------------------------------------------------------------------------------
 
 
@@ -60,13 +115,65 @@ class Unary(Op):
         return Spec(tuple(x.shape), x.dtype)
 
 
+class Predicate(Unary):
+    """A unary test giving a bool tensor (isnan, logical_not...): no gradient."""
+
+    differentiable = False
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), _dt.bool_)
+
+
+@dataclass(frozen=True)
+class ZerosLike(Unary):
+    differentiable = False
+
+    def forward(self, xp, x):
+        return xp.zeros_like(x)
+
+
 @dataclass(frozen=True)
 class Neg(Unary):
     def forward(self, xp, x):
         return xp.negative(x)
 
+    def infer(self, x):
+        if x.dtype is _dt.bool_:
+            raise DTypeError(
+                "neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
+        return Spec(tuple(x.shape), x.dtype)
+
     def vjp(self, g, out, x):
         return (neg(g),)
+
+
+@dataclass(frozen=True)
+class Abs(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, apply(SIGN, x)),)
+
+
+@dataclass(frozen=True)
+class Sign(Unary):
+    """-1, 0 or 1 (0 for NaN, as PyTorch); its gradient is zero."""
+
+    def forward(self, xp, x):
+        if x.dtype.kind == "b":
+            return x.copy()
+        s = xp.sign(x)
+        if x.dtype.kind == "f":
+            s[s != s] = 0
+        return s
+
+    def vjp(self, g, out, x):
+        return (zeros_like(g),)
 
 
 @dataclass(frozen=True)
@@ -81,6 +188,17 @@ class Exp(Unary):
 
 
 @dataclass(frozen=True)
+class Expm1(Unary):
+    saves_output = True
+
+    def forward(self, xp, x):
+        return xp.expm1(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, add(out, const_like(out, 1))),)
+
+
+@dataclass(frozen=True)
 class Log(Unary):
     saves_inputs = True
 
@@ -89,6 +207,191 @@ class Log(Unary):
 
     def vjp(self, g, out, x):
         return (div(g, x),)
+
+
+@dataclass(frozen=True)
+class Log1p(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.log1p(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, add(x, const_like(x, 1))),)
+
+
+@dataclass(frozen=True)
+class Log2(Unary):
+    """A primitive (not log(x) / log(2)) so powers of two give exact results."""
+
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.log2(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, mul(x, const_like(x, math.log(2.0)))),)
+
+
+@dataclass(frozen=True)
+class Log10(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.log10(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, mul(x, const_like(x, math.log(10.0)))),)
+
+
+@dataclass(frozen=True)
+class Sqrt(Unary):
+    saves_output = True
+
+    def forward(self, xp, x):
+        return xp.sqrt(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, mul(out, const_like(out, 2))),)
+
+
+@dataclass(frozen=True)
+class Rsqrt(Unary):
+    saves_output = True
+
+    def forward(self, xp, x):
+        return xp.reciprocal(xp.sqrt(x))
+
+    def vjp(self, g, out, x):
+        cube = mul(out, mul(out, out))
+        return (mul(g, mul(cube, const_like(out, -0.5))),)
+
+
+@dataclass(frozen=True)
+class Reciprocal(Unary):
+    saves_output = True
+
+    def forward(self, xp, x):
+        return xp.reciprocal(x)
+
+    def vjp(self, g, out, x):
+        return (neg(mul(g, mul(out, out))),)
+
+
+@dataclass(frozen=True)
+class PowScalar(Unary):
+    """``x ** exponent`` for a Python-number exponent (``x ** 2`` is the common case).
+
+    A primitive beside ``Pow`` because NumPy's scalar-power fast paths (square, sqrt,
+    reciprocal) need a Python number, and the gradient needs no log.
+    """
+
+    exponent: float = 2
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return x**self.exponent
+
+    def vjp(self, g, out, x):
+        c = self.exponent
+        if c == 0:
+            return (zeros_like(g),)
+        if c == 1:
+            return (g,)
+        d = x if c == 2 else apply(PowScalar(c - 1), x)
+        return (mul(g, mul(d, const_like(x, c))),)
+
+
+@dataclass(frozen=True)
+class Sin(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.sin(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, apply(COS, x)),)
+
+
+@dataclass(frozen=True)
+class Cos(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.cos(x)
+
+    def vjp(self, g, out, x):
+        return (neg(mul(g, apply(SIN, x))),)
+
+
+@dataclass(frozen=True)
+class Tan(Unary):
+    saves_output = True
+
+    def forward(self, xp, x):
+        return xp.tan(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, add(const_like(out, 1), mul(out, out))),)
+
+
+@dataclass(frozen=True)
+class Sinh(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.sinh(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, apply(COSH, x)),)
+
+
+@dataclass(frozen=True)
+class Cosh(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.cosh(x)
+
+    def vjp(self, g, out, x):
+        return (mul(g, apply(SINH, x)),)
+
+
+def _one_minus_square(x):
+    return sub(const_like(x, 1), mul(x, x))
+
+
+@dataclass(frozen=True)
+class Asin(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.arcsin(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, apply(SQRT, _one_minus_square(x))),)
+
+
+@dataclass(frozen=True)
+class Acos(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.arccos(x)
+
+    def vjp(self, g, out, x):
+        return (neg(div(g, apply(SQRT, _one_minus_square(x)))),)
+
+
+@dataclass(frozen=True)
+class Atan(Unary):
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return xp.arctan(x)
+
+    def vjp(self, g, out, x):
+        return (div(g, add(const_like(x, 1), mul(x, x))),)
 
 
 @dataclass(frozen=True)
@@ -104,6 +407,22 @@ class Tanh(Unary):
 
 
 @dataclass(frozen=True)
+class Sigmoid(Unary):
+    """1 / (1 + exp(-x)), computed without overflow; a primitive for that and for its
+    output-only gradient."""
+
+    saves_output = True
+
+    def forward(self, xp, x):
+        e = xp.exp(-xp.abs(x))
+        r = xp.reciprocal(e + 1)
+        return xp.where(x >= 0, r, e * r)
+
+    def vjp(self, g, out, x):
+        return (mul(g, mul(out, sub(const_like(out, 1), out))),)
+
+
+@dataclass(frozen=True)
 class Relu(Unary):
     saves_output = True
 
@@ -112,6 +431,146 @@ class Relu(Unary):
 
     def vjp(self, g, out, x):
         return (mul(g, cast(apply(GT, out, const_like(out, 0)), out.dtype)),)
+
+
+# W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
+# (1969) 631-637: the coefficients of SPECFUN's CALERF (public domain, netlib).
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_SQRT_PI_INV = 5.6418958354775628695e-1
+_ERF_XBIG = 26.543
+
+
+def erf_array(xp, x, complement: bool = False):
+    """erf(x), or erfc(x) with ``complement``, to float64 accuracy (Cody's CALERF), in x's dtype.
+
+    >>> import numpy as np
+    >>> float(erf_array(np, np.array(0.5))), float(erf_array(np, np.array(30.0), True))
+    (0.5204998778130465, 0.0)
+    """
+    dtype = x.dtype
+    x = x.astype(np.float64)
+    y = xp.abs(x)
+    out = xp.empty_like(x)
+    small = y <= 0.46875
+    # |x| <= 0.46875: erf(x) = x * P(x^2) / Q(x^2)
+    xs = x[small]
+    z = xs * xs
+    num, den = _ERF_A[4] * z, z
+    for i in range(3):
+        num, den = (num + _ERF_A[i]) * z, (den + _ERF_B[i]) * z
+    r = xs * (num + _ERF_A[3]) / (den + _ERF_B[3])
+    out[small] = 1.0 - r if complement else r
+    # |x| > 0.46875: erfc(|x|) = exp(-x^2) * R(|x|), R rational in |x| (<= 4) or 1/x^2 (> 4)
+    big = ~small
+    xb, yb = x[big], y[big]
+    mid = yb <= 4.0
+    res = xp.empty_like(yb)
+    ym = yb[mid]
+    num, den = _ERF_C[8] * ym, ym
+    for i in range(7):
+        num, den = (num + _ERF_C[i]) * ym, (den + _ERF_D[i]) * ym
+    res[mid] = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    far = ~mid
+    yf = yb[far]
+    z = 1.0 / (yf * yf)
+    num, den = _ERF_P[5] * z, z
+    for i in range(4):
+        num, den = (num + _ERF_P[i]) * z, (den + _ERF_Q[i]) * z
+    res[far] = (_SQRT_PI_INV - z * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yf
+    ysq = xp.trunc(yb * 16.0) / 16.0
+    dl = (yb - ysq) * (yb + ysq)
+    ec = xp.exp(-ysq * ysq) * xp.exp(-dl) * res
+    ec = xp.where(yb >= _ERF_XBIG, 0.0, ec)  # underflow; NaN stays NaN (the test is False)
+    neg_x = xb < 0
+    if complement:
+        out[big] = xp.where(neg_x, 2.0 - ec, ec)
+    else:
+        out[big] = xp.where(neg_x, ec - 1.0, 1.0 - ec)
+    return out.astype(dtype, copy=False)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf_grad(g, x):
+    """g * 2/sqrt(pi) * exp(-x^2), in ember ops."""
+    return mul(g, mul(apply(EXP, neg(mul(x, x))), const_like(x, _TWO_OVER_SQRT_PI)))
+
+
+@dataclass(frozen=True)
+class Erf(Unary):
+    """The error function (a primitive: NumPy has none; see ``erf_array``)."""
+
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return erf_array(xp, x)
+
+    def vjp(self, g, out, x):
+        return (_erf_grad(g, x),)
+
+
+@dataclass(frozen=True)
+class Erfc(Unary):
+    """1 - erf(x), accurate where erf(x) is close to 1."""
+
+    saves_inputs = True
+
+    def forward(self, xp, x):
+        return erf_array(xp, x, complement=True)
+
+    def vjp(self, g, out, x):
+        return (neg(_erf_grad(g, x)),)
+
+
+class Rounding(Unary):
+    """Piecewise-constant ops: integers pass through unchanged, the gradient is zero."""
+
+    def vjp(self, g, out, x):
+        return (zeros_like(g),)
+
+
+@dataclass(frozen=True)
+class Floor(Rounding):
+    def forward(self, xp, x):
+        return xp.floor(x) if x.dtype.kind == "f" else x.copy()
+
+
+@dataclass(frozen=True)
+class Ceil(Rounding):
+    def forward(self, xp, x):
+        return xp.ceil(x) if x.dtype.kind == "f" else x.copy()
+
+
+@dataclass(frozen=True)
+class Trunc(Rounding):
+    def forward(self, xp, x):
+        return xp.trunc(x) if x.dtype.kind == "f" else x.copy()
+
+
+@dataclass(frozen=True)
+class Round(Rounding):
+    """Round half to even, optionally to ``decimals`` places (as PyTorch and NumPy)."""
+
+    decimals: int = 0
+
+    def forward(self, xp, x):
+        if x.dtype.kind != "f":
+            return x.copy()
+        return xp.rint(x) if self.decimals == 0 else xp.round(x, self.decimals)
 
 
 @dataclass(frozen=True)
@@ -127,7 +586,9 @@ class Clamp(Unary):
             return xp.maximum(x, xp.asarray(self.lo, dtype=x.dtype))
         if self.lo is None:
             return xp.minimum(x, xp.asarray(self.hi, dtype=x.dtype))
-        return xp.clip(x, xp.asarray(self.lo, dtype=x.dtype), xp.asarray(self.hi, dtype=x.dtype))
+        return xp.minimum(
+            xp.maximum(x, xp.asarray(self.lo, dtype=x.dtype)), xp.asarray(self.hi, dtype=x.dtype)
+        )
 
     def vjp(self, g, out, x):
         mask = apply(ClampMask(self.lo, self.hi), x)
@@ -168,12 +629,51 @@ class Cast(Op):
         return (cast(g, x.dtype),)
 
 
+@dataclass(frozen=True)
+class IsNan(Predicate):
+    def forward(self, xp, x):
+        return xp.isnan(x)
+
+
+@dataclass(frozen=True)
+class IsInf(Predicate):
+    def forward(self, xp, x):
+        return xp.isinf(x)
+
+
+@dataclass(frozen=True)
+class IsFinite(Predicate):
+    def forward(self, xp, x):
+        return xp.isfinite(x)
+
+
+@dataclass(frozen=True)
+class LogicalNot(Predicate):
+    def forward(self, xp, x):
+        return xp.logical_not(x)
+
+
+@dataclass(frozen=True)
+class BitwiseNot(Unary):
+    differentiable = False
+
+    def forward(self, xp, x):
+        return xp.invert(x)
+
+    def infer(self, x):
+        _require_integral("bitwise_not", x)
+        return Spec(tuple(x.shape), x.dtype)
+
+
 # -- binary -----------------------------------------------------------------------------------
 
 
 class Binary(Op):
+    fname = ""  # the public name, for messages (the class name lowercased when empty)
+
     def infer(self, a, b):
-        return Spec(broadcast_shapes(self.name.lower(), a.shape, b.shape), a.dtype)
+        name = self.fname or self.name.lower()
+        return Spec(broadcast_shapes(name, tuple(a.shape), tuple(b.shape)), a.dtype)
 
 
 @dataclass(frozen=True)
@@ -192,6 +692,14 @@ class Add(Binary):
 class Sub(Binary):
     def forward(self, xp, a, b):
         return a - b
+
+    def infer(self, a, b):
+        if a.dtype is _dt.bool_:
+            raise DTypeError(
+                "sub: Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead."
+            )
+        return Binary.infer(self, a, b)
 
     def vjp(self, g, out, a, b):
         return (
@@ -230,8 +738,77 @@ class Div(Binary):
 
 
 @dataclass(frozen=True)
+class FloorDivide(Binary):
+    """Division rounded down (Python's ``//``); its gradient is zero."""
+
+    fname = "floor_divide"
+
+    def forward(self, xp, a, b):
+        _int_zero_division(xp, b, "floor_divide")
+        return xp.floor_divide(a, b)
+
+    def vjp(self, g, out, a, b):
+        return (
+            sum_to(zeros_like(g), tuple(a.shape)) if a._requires_grad else None,
+            sum_to(zeros_like(g), tuple(b.shape)) if b._requires_grad else None,
+        )
+
+
+@dataclass(frozen=True)
+class TruncDivide(FloorDivide):
+    """Division rounded toward zero (C's ``/`` on integers); its gradient is zero."""
+
+    fname = "div"
+
+    def forward(self, xp, a, b):
+        if a.dtype.kind == "f":
+            return xp.trunc(a / b)
+        _int_zero_division(xp, b, "div")
+        q = xp.floor_divide(a, b)
+        inexact = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return q + inexact.astype(q.dtype)
+
+
+@dataclass(frozen=True)
+class Remainder(Binary):
+    """``a - floor(a / b) * b``: the result has the sign of ``b`` (Python's ``%``)."""
+
+    fname = "remainder"
+    saves_inputs = True
+
+    def forward(self, xp, a, b):
+        _int_zero_division(xp, b, "remainder")
+        return xp.remainder(a, b)
+
+    def vjp(self, g, out, a, b):
+        gb = None
+        if b._requires_grad:
+            gb = sum_to(neg(mul(g, apply(FLOOR_DIVIDE, a, b))), tuple(b.shape))
+        return (sum_to(g, tuple(a.shape)) if a._requires_grad else None, gb)
+
+
+@dataclass(frozen=True)
+class Fmod(Binary):
+    """``a - trunc(a / b) * b``: the result has the sign of ``a`` (C's ``fmod``)."""
+
+    fname = "fmod"
+    saves_inputs = True
+
+    def forward(self, xp, a, b):
+        _int_zero_division(xp, b, "fmod")
+        return xp.fmod(a, b)
+
+    def vjp(self, g, out, a, b):
+        gb = None
+        if b._requires_grad:
+            gb = sum_to(neg(mul(g, apply(TRUNC_DIVIDE, a, b))), tuple(b.shape))
+        return (sum_to(g, tuple(a.shape)) if a._requires_grad else None, gb)
+
+
+@dataclass(frozen=True)
 class Pow(Binary):
-    """``a ** b``; the exponent's gradient uses log(a) and is 0 where a == 0 (as in PyTorch)."""
+    """``a ** b``, with PyTorch's gradients: the base's is 0 where b == 0, the exponent's
+    is 0 where a == 0 and b >= 0 (and NaN for negative bases)."""
 
     saves_inputs = True
 
@@ -241,10 +818,14 @@ class Pow(Binary):
     def vjp(self, g, out, a, b):
         ga = gb = None
         if a._requires_grad:
-            one = const_like(b, 1)
-            ga = sum_to(mul(g, mul(b, pow_(a, add(b, neg(one))))), tuple(a.shape))
+            zero = const_like(b, 0)
+            d = mul(b, pow_(a, sub(b, const_like(b, 1))))
+            ga = sum_to(mul(g, where(apply(EQ, b, zero), zero, d)), tuple(a.shape))
         if b._requires_grad:
-            safe_log = apply(LogOrZero(), a)
+            zero = const_like(a, 0)
+            at_zero = apply(LOGICAL_AND, apply(EQ, a, zero), apply(GE, b, const_like(b, 0)))
+            # log(1) = 0 where the gradient is 0 by definition, so no inf/NaN leaks through
+            safe_log = apply(LOG, where(at_zero, const_like(a, 1), a))
             gb = sum_to(mul(g, mul(pow_(a, b), safe_log)), tuple(b.shape))
         return ga, gb
 
@@ -255,7 +836,7 @@ def pow_(a, b):
 
 @dataclass(frozen=True)
 class LogOrZero(Unary):
-    """log(x) where x > 0, else 0: the exponent gradient of pow at a == 0."""
+    """log(x) where x > 0, else 0."""
 
     saves_inputs = True
 
@@ -266,17 +847,263 @@ class LogOrZero(Unary):
         return (div(g, x),)
 
 
+@dataclass(frozen=True)
+class Atan2(Binary):
+    fname = "atan2"
+    saves_inputs = True
+
+    def forward(self, xp, a, b):
+        return xp.arctan2(a, b)
+
+    def vjp(self, g, out, a, b):
+        r = div(g, add(mul(a, a), mul(b, b)))
+        return (
+            sum_to(mul(r, b), tuple(a.shape)) if a._requires_grad else None,
+            sum_to(neg(mul(r, a)), tuple(b.shape)) if b._requires_grad else None,
+        )
+
+
+class _Extremum(Binary):
+    """maximum / minimum: NaN propagates; at ties each input gets half the gradient."""
+
+    saves_inputs = True
+
+    def vjp(self, g, out, a, b):
+        zero = const_like(g, 0)
+        half = where(apply(EQ, a, b), mul(g, const_like(g, 0.5)), g)
+        a_loses = apply(self.loser, a, b)  # a < b for maximum, a > b for minimum
+        b_loses = apply(self.loser, b, a)
+        return (
+            sum_to(where(a_loses, zero, half), tuple(a.shape)) if a._requires_grad else None,
+            sum_to(where(b_loses, zero, half), tuple(b.shape)) if b._requires_grad else None,
+        )
+
+
+@dataclass(frozen=True)
+class Maximum(_Extremum):
+    fname = "maximum"
+
+    @property
+    def loser(self):
+        return LT
+
+    def forward(self, xp, a, b):
+        return xp.maximum(a, b)
+
+
+@dataclass(frozen=True)
+class Minimum(_Extremum):
+    fname = "minimum"
+
+    @property
+    def loser(self):
+        return GT
+
+    def forward(self, xp, a, b):
+        return xp.minimum(a, b)
+
+
 class Compare(Binary):
     differentiable = False
 
     def infer(self, a, b):
-        return Spec(broadcast_shapes(self.name.lower(), a.shape, b.shape), _dt.bool_)
+        name = self.fname or self.name.lower()
+        return Spec(broadcast_shapes(name, tuple(a.shape), tuple(b.shape)), _dt.bool_)
+
+
+@dataclass(frozen=True)
+class Eq(Compare):
+    def forward(self, xp, a, b):
+        return xp.equal(a, b)
+
+
+@dataclass(frozen=True)
+class Ne(Compare):
+    def forward(self, xp, a, b):
+        return xp.not_equal(a, b)
+
+
+@dataclass(frozen=True)
+class Lt(Compare):
+    def forward(self, xp, a, b):
+        return xp.less(a, b)
+
+
+@dataclass(frozen=True)
+class Le(Compare):
+    def forward(self, xp, a, b):
+        return xp.less_equal(a, b)
 
 
 @dataclass(frozen=True)
 class Gt(Compare):
     def forward(self, xp, a, b):
-        return a > b
+        return xp.greater(a, b)
 
 
-ADD, SUB, MUL, DIV, POW, NEG, GT = Add(), Sub(), Mul(), Div(), Pow(), Neg(), Gt()
+@dataclass(frozen=True)
+class Ge(Compare):
+    def forward(self, xp, a, b):
+        return xp.greater_equal(a, b)
+
+
+@dataclass(frozen=True)
+class IsClose(Compare):
+    """|a - b| <= atol + rtol * |b| (or equal, or both NaN with ``equal_nan``)."""
+
+    rtol: float = 1e-5
+    atol: float = 1e-8
+    equal_nan: bool = False
+    fname = "isclose"
+
+    def forward(self, xp, a, b):
+        if a.dtype.kind == "b":
+            return xp.equal(a, b)
+        return xp.isclose(a, b, rtol=self.rtol, atol=self.atol, equal_nan=self.equal_nan)
+
+
+@dataclass(frozen=True)
+class LogicalAnd(Compare):
+    fname = "logical_and"
+
+    def forward(self, xp, a, b):
+        return xp.logical_and(a, b)
+
+
+@dataclass(frozen=True)
+class LogicalOr(Compare):
+    fname = "logical_or"
+
+    def forward(self, xp, a, b):
+        return xp.logical_or(a, b)
+
+
+@dataclass(frozen=True)
+class LogicalXor(Compare):
+    fname = "logical_xor"
+
+    def forward(self, xp, a, b):
+        return xp.logical_xor(a, b)
+
+
+class Bitwise(Binary):
+    differentiable = False
+
+    def infer(self, a, b):
+        _require_integral(self.fname, a, b)
+        return Binary.infer(self, a, b)
+
+
+@dataclass(frozen=True)
+class BitwiseAnd(Bitwise):
+    fname = "bitwise_and"
+
+    def forward(self, xp, a, b):
+        return xp.bitwise_and(a, b)
+
+
+@dataclass(frozen=True)
+class BitwiseOr(Bitwise):
+    fname = "bitwise_or"
+
+    def forward(self, xp, a, b):
+        return xp.bitwise_or(a, b)
+
+
+@dataclass(frozen=True)
+class BitwiseXor(Bitwise):
+    fname = "bitwise_xor"
+
+    def forward(self, xp, a, b):
+        return xp.bitwise_xor(a, b)
+
+
+# -- ternary ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Where(Op):
+    """``a`` where ``cond`` else ``b`` (cond bool; a and b of one dtype; all broadcast)."""
+
+    saves_inputs = True  # the vjp reads cond
+
+    def forward(self, xp, cond, a, b):
+        return xp.where(cond, a, b)
+
+    def infer(self, cond, a, b):
+        shape = broadcast_shapes("where", tuple(cond.shape), tuple(a.shape), tuple(b.shape))
+        return Spec(shape, a.dtype)
+
+    def vjp(self, g, out, cond, a, b):
+        zero = const_like(g, 0)
+        return (
+            None,
+            sum_to(where(cond, g, zero), tuple(a.shape)) if a._requires_grad else None,
+            sum_to(where(cond, zero, g), tuple(b.shape)) if b._requires_grad else None,
+        )
+
+
+@dataclass(frozen=True)
+class ClampTensor(Op):
+    """``min(max(x, lo), hi)`` with tensor bounds; inputs are ``x`` then the bounds present.
+
+    Gradients as PyTorch's: x's where lo <= x <= hi; lo's where x < lo < hi; hi's where
+    x > hi or hi < lo (the result is hi when the bounds cross).
+    """
+
+    has_lo: bool = True
+    has_hi: bool = True
+    saves_inputs = True
+
+    def _bounds(self, rest):
+        lo = rest[0] if self.has_lo else None
+        hi = rest[-1] if self.has_hi else None
+        return lo, hi
+
+    def forward(self, xp, x, *rest):
+        lo, hi = self._bounds(rest)
+        if lo is not None:
+            x = xp.maximum(x, lo)
+        if hi is not None:
+            x = xp.minimum(x, hi)
+        return x
+
+    def infer(self, x, *rest):
+        shape = broadcast_shapes("clamp", tuple(x.shape), *(tuple(r.shape) for r in rest))
+        return Spec(shape, x.dtype)
+
+    def vjp(self, g, out, x, *rest):
+        lo, hi = self._bounds(rest)
+        zero = const_like(g, 0)
+        keep = None
+        if lo is not None:
+            keep = apply(GE, x, lo)
+        if hi is not None:
+            below = apply(LE, x, hi)
+            keep = below if keep is None else apply(LOGICAL_AND, keep, below)
+        grads = [sum_to(where(keep, g, zero), tuple(x.shape)) if x._requires_grad else None]
+        if lo is not None:
+            gl = None
+            if lo._requires_grad:
+                take = apply(LT, x, lo)
+                if hi is not None:
+                    take = apply(LOGICAL_AND, take, apply(LT, lo, hi))
+                gl = sum_to(where(take, g, zero), tuple(lo.shape))
+            grads.append(gl)
+        if hi is not None:
+            gh = None
+            if hi._requires_grad:
+                take = apply(GT, x, hi)
+                if lo is not None:
+                    take = apply(LOGICAL_OR, take, apply(LT, hi, lo))
+                gh = sum_to(where(take, g, zero), tuple(hi.shape))
+            grads.append(gh)
+        return tuple(grads)
+
+
+ADD, SUB, MUL, DIV, POW, NEG = Add(), Sub(), Mul(), Div(), Pow(), Neg()
+EXP, LOG, SQRT, SIN, COS, SINH, COSH, SIGN = Exp(), Log(), Sqrt(), Sin(), Cos(), Sinh(), Cosh(), Sign()
+ZEROS_LIKE, WHERE = ZerosLike(), Where()
+FLOOR_DIVIDE, TRUNC_DIVIDE = FloorDivide(), TruncDivide()
+EQ, NE, LT, LE, GT, GE = Eq(), Ne(), Lt(), Le(), Gt(), Ge()
+LOGICAL_AND, LOGICAL_OR = LogicalAnd(), LogicalOr()

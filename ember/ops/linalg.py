@@ -1,4 +1,6 @@
-"""Linear-algebra primitives: matrix products.
+"""Linear-algebra primitives: matrix products (``MatMul``) and Einstein sums (``Einsum``).
+
+mm, bmm, dot, outer and addmm are composites over these (in ``ember.functions.linalg``).
 
 >>> import ember
 >>> from ember.ops.base import apply
@@ -12,14 +14,16 @@ from dataclasses import dataclass
 
 from .._errors import ShapeError
 from .._shape import broadcast_shapes
+from .._tensor import Tensor
 from .base import Op, Spec, apply
-from .broadcast import sum_to
+from .broadcast import expand, sum_to
+from .movement import Permute, reshape
 
 
 @dataclass(frozen=True)
 class MatMul(Op):
-    """``a @ b`` with NumPy/PyTorch semantics: 1-D operands are promoted and squeezed back,
-    leading (batch) dimensions broadcast."""
+    """``a @ b`` with NumPy/PyTorch semantics: a 1-D ``a`` is a row (``b``: a column) that is
+    dropped from the result again; leading (batch) dimensions broadcast."""
 
     saves_inputs = True
 
@@ -28,43 +32,65 @@ class MatMul(Op):
 
     def infer(self, a, b):
         sa, sb = tuple(a.shape), tuple(b.shape)
-        if not sa or not sb:
-            raise ShapeError(f"matmul: both arguments need at least 1 dimension, got {sa} and {sb}")
-        k1 = sa[-1]
-        k2 = sb[-2] if len(sb) > 1 else sb[0]
-        if k1 != k2:
-            raise ShapeError(
-                f"matmul: shapes {sa} and {sb} cannot be multiplied ({k1} != {k2})"
-            )
-        batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
-        rows = sa[-2:-1] if len(sa) > 1 else ()
-        cols = sb[-1:] if len(sb) > 1 else ()
-        return Spec(batch + rows + cols, a.dtype)
+        return Spec(matmul_shape("matmul", sa, sb), a.dtype)
 
     def vjp(self, g, out, a, b):
-        a_shape, b_shape = tuple(a.shape), tuple(b.shape)
-        if len(a_shape) == 2 and len(b_shape) == 2:  # the common case, kept cheap
+        sa, sb = tuple(a.shape), tuple(b.shape)
+        need_a, need_b = a._requires_grad, b._requires_grad
+        if len(sa) == 2 and len(sb) == 2:  # the common case, kept cheap
             return (
-                matmul(g, transpose_last(b)) if a._requires_grad else None,
-                matmul(transpose_last(a), g) if b._requires_grad else None,
+                matmul(g, transpose_last(b)) if need_a else None,
+                matmul(transpose_last(a), g) if need_b else None,
             )
-        from .movement import reshape
-
-        a2 = reshape(a, (1,) + a_shape) if len(a_shape) == 1 else a
-        b2 = reshape(b, b_shape + (1,)) if len(b_shape) == 1 else b
-        g2 = g
-        if len(a_shape) == 1:
-            g2 = reshape(g2, tuple(g2.shape[:-1]) + (1,) + tuple(g2.shape[-1:]) if len(b_shape) > 1 else tuple(g2.shape) + (1,))
-        if len(b_shape) == 1:
-            g2 = reshape(g2, tuple(g2.shape) + (1,))
+        # Lift 1-D operands to matrices (a row for ``a``, a column for ``b``) and the gradient
+        # to the lifted product's shape; then it is the batched matrix case, whose broadcast
+        # batch dims ``sum_to`` folds back; finally drop the lifted dims again.
+        a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
+        b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
+        sa2, sb2 = tuple(a2.shape), tuple(b2.shape)
+        batch = broadcast_shapes("matmul", sa2[:-2], sb2[:-2])
+        g2 = reshape(g, batch + (sa2[-2], sb2[-1]))
         ga = gb = None
-        if a._requires_grad:
-            ga = sum_to(matmul(g2, transpose_last(b2)), tuple(a2.shape))
-            ga = reshape(ga, a_shape)
-        if b._requires_grad:
-            gb = sum_to(matmul(transpose_last(a2), g2), tuple(b2.shape))
-            gb = reshape(gb, b_shape)
+        if need_a:
+            ga = reshape(sum_to(matmul(g2, transpose_last(b2)), sa2), sa)
+        if need_b:
+            if (
+                len(sb2) == 2 and len(sa2) > 2 and sb2[0]
+            ):  # batched @ matrix: one GEMM over all rows
+                k, n = sb2
+                rows = _numel(sa2) // k
+                gb = matmul(transpose_last(reshape(a2, (rows, k))), reshape(g2, (rows, n)))
+            else:
+                gb = sum_to(matmul(transpose_last(a2), g2), sb2)
+            gb = reshape(gb, sb)
         return ga, gb
+
+
+def _numel(shape: tuple) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def matmul_shape(op: str, sa: tuple, sb: tuple) -> tuple:
+    """The shape of ``a @ b``, or a ShapeError naming ``op`` and both shapes."""
+    if not sa or not sb:
+        raise ShapeError(f"{op}: both arguments need at least 1 dimension, got {sa} and {sb}")
+    k1 = sa[-1]
+    k2 = sb[-2] if len(sb) > 1 else sb[0]
+    if k1 != k2:
+        raise ShapeError(f"{op}: shapes {sa} and {sb} cannot be multiplied ({k1} != {k2})")
+    try:
+        batch = broadcast_shapes(op, sa[:-2], sb[:-2])
+    except ShapeError:
+        raise ShapeError(
+            f"{op}: shapes {sa} and {sb} cannot be multiplied: batch dimensions {sa[:-2]} and "
+            f"{sb[:-2]} do not broadcast"
+        ) from None
+    rows = sa[-2:-1] if len(sa) > 1 else ()
+    cols = sb[-1:] if len(sb) > 1 else ()
+    return batch + rows + cols
 
 
 def matmul(a, b):
@@ -72,10 +98,110 @@ def matmul(a, b):
 
 
 def transpose_last(x):
-    from .movement import Permute
-
     n = x.ndim
     return apply(Permute(tuple(range(n - 2)) + (n - 1, n - 2)), x)
 
 
 MATMUL = MatMul()
+
+
+# -- einsum -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Einsum(Op):
+    """``numpy.einsum`` on an explicit equation such as ``"ij,jk->ik"`` (no ``...``, no
+    implicit output: ``ember.einsum`` normalizes PyTorch's equations to this form and
+    broadcasts operands first, so every letter has one size).
+
+    The gradient of operand ``i`` is itself an Einsum: contract the output gradient with the
+    other operands onto ``i``'s letters. Two cases need more than that, both handled inside
+    this one rule rather than by extra primitives: letters that only operand ``i`` has (summed
+    away: their gradient is broadcast back with ``expand``) and letters repeated within operand
+    ``i`` (a diagonal: the gradient is placed on it by contracting with identity matrices,
+    ``"i,ij->ij"``). Every step is an ember op, so higher orders work. We keep one einsum
+    primitive instead of lowering to permute/reshape/matmul because NumPy's ``optimize`` path
+    already does that lowering (to BLAS) in C, and the gradient stays one short rule.
+    """
+
+    equation: str
+    saves_inputs = True
+
+    def forward(self, xp, *arrays):
+        return xp.einsum(self.equation, *arrays, optimize=len(arrays) > 1)
+
+    def infer(self, *specs):
+        ins, out = parse_explicit(self.equation)
+        sizes = letter_sizes("einsum", ins, [tuple(s.shape) for s in specs])
+        return Spec(tuple(sizes[c] for c in out), specs[0].dtype)
+
+    def vjp(self, g, out, *operands):
+        ins, out_subs = parse_explicit(self.equation)
+        sizes = letter_sizes("einsum", ins, [tuple(t.shape) for t in operands])
+        used = set("".join(ins))
+        grads = []
+        for i, t in enumerate(operands):
+            if not t._requires_grad:
+                grads.append(None)
+                continue
+            grads.append(_einsum_grad(i, ins, out_subs, operands, g, sizes, used))
+        return tuple(grads)
+
+
+def _einsum_grad(i, ins, out_subs, operands, g, sizes, used):
+    subs = ins[i]
+    unique = "".join(dict.fromkeys(subs))
+    terms = [s for j, s in enumerate(ins) if j != i] + [out_subs]
+    tensors = [t for j, t in enumerate(operands) if j != i] + [g]
+    available = set("".join(terms))
+    kept = "".join(c for c in unique if c in available)
+    grad = einsum(",".join(terms) + "->" + kept, *tensors)
+    if kept != unique:  # letters only this operand has were summed away: broadcast back
+        grad = reshape(grad, tuple(sizes[c] if c in available else 1 for c in unique))
+        grad = expand(grad, tuple(sizes[c] for c in unique))
+    if unique != subs:  # repeated letters: put the gradient on the diagonal
+        free = iter(c for c in _LETTERS if c not in used)
+        renamed, eyes, seen = [], [], set()
+        for c in subs:
+            if c in seen:
+                fresh = next(free)
+                renamed.append(fresh)
+                eyes.append(c + fresh)
+            else:
+                seen.add(c)
+                renamed.append(c)
+        xp = g.device.xp
+        consts = [Tensor._make(xp.eye(sizes[e[0]], dtype=g._data.dtype)) for e in eyes]
+        grad = einsum(",".join([unique] + eyes) + "->" + "".join(renamed), grad, *consts)
+    return grad
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def einsum(equation: str, *tensors):
+    """An explicit-form ``Einsum`` (a plain view-free copy when it is the identity)."""
+    return apply(Einsum(equation), *tensors)
+
+
+def parse_explicit(equation: str) -> tuple[list, str]:
+    lhs, out = equation.split("->")
+    return lhs.split(","), out
+
+
+def letter_sizes(op: str, ins: list, shapes: list) -> dict:
+    """Each letter's size, checking that every operand agrees."""
+    sizes: dict = {}
+    for k, (subs, shape) in enumerate(zip(ins, shapes)):
+        if len(subs) != len(shape):
+            raise ShapeError(
+                f"{op}: the number of subscripts in the equation ({len(subs)}) does not match "
+                f"the number of dimensions ({len(shape)}) for operand {k} of shape {shape}"
+            )
+        for c, s in zip(subs, shape):
+            if sizes.setdefault(c, s) != s:
+                raise ShapeError(
+                    f"{op}: subscript {c} has size {s} for operand {k} of shape {shape}, which "
+                    f"does not match the previously seen size {sizes[c]}"
+                )
+    return sizes

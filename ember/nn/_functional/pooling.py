@@ -1,0 +1,216 @@
+"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d, adaptive_max_pool2d.
+
+>>> import ember
+>>> import ember.nn.functional as F
+>>> F.max_pool2d(ember.arange(16.0).reshape(1, 1, 4, 4), 2)
+tensor([[[[ 5.,  7.],
+          [13., 15.]]]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._errors import ShapeError
+from ..._tensor import Tensor
+from ...ops.base import apply
+from ...ops.pool import MaxPool2d, MaxPoolIndices, pool_out_size
+from ._args import pair, single
+
+
+def _batched(input: Tensor, ndim: int, op: str):
+    if input.ndim == ndim - 1:
+        return input.unsqueeze(0), True
+    if input.ndim != ndim:
+        raise ShapeError(
+            f"{op}: expected a {ndim - 1}-D or {ndim}-D input, got shape {tuple(input.shape)}"
+        )
+    return input, False
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over (kh, kw) windows of an (N, C, H, W) or (C, H, W) input.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.max_pool2d(ember.zeros(1, 1, 5, 5), 2, ceil_mode=True).shape
+    ember.Size([1, 1, 3, 3])
+    """
+    op = "max_pool2d"
+    x, unbatched = _batched(input, 4, op)
+    kernel = pair(kernel_size, "kernel_size", op)
+    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
+    pool = MaxPool2d(kernel, stride, pair(padding, "padding", op), pair(dilation, "dilation", op),
+                     bool(ceil_mode))
+    pool.check(x.shape)
+    out = apply(pool, x)
+    if unbatched:
+        out = out.squeeze(0)
+    if return_indices:
+        idx = apply(MaxPoolIndices(*(pool.kernel, pool.stride, pool.padding, pool.dilation,
+                                     pool.ceil_mode)), x)
+        return out, idx.squeeze(0) if unbatched else idx
+    return out
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over windows of an (N, C, L) or (C, L) input.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.max_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+    tensor([[[3., 2.]]])
+    """
+    op = "max_pool1d"
+    x, unbatched = _batched(input, 3, op)
+    k = single(kernel_size, "kernel_size", op)
+    s = k if stride is None or stride == [] else single(stride, "stride", op)
+    res = max_pool2d(x.unsqueeze(2), (1, k), (1, s), (0, single(padding, "padding", op)),
+                     (1, single(dilation, "dilation", op)), ceil_mode, return_indices)
+    if return_indices:
+        out, idx = res
+        out, idx = out.squeeze(2), idx.squeeze(2)
+        return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+    out = res.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over (kh, kw) windows (a depthwise convolution with a constant kernel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.avg_pool2d(ember.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
+    from .conv import conv2d
+    from .padding import pad
+
+    op = "avg_pool2d"
+    x, unbatched = _batched(input, 4, op)
+    kernel = pair(kernel_size, "kernel_size", op)
+    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
+    padding = pair(padding, "padding", op)
+    if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
+        raise ShapeError(f"{op}: pad should be at most half of effective kernel size, got {padding}")
+    n, c, h, w = x.shape
+    ho, wo = (pool_out_size(s, k, st, p, 1, ceil_mode)
+              for s, k, st, p in zip((h, w), kernel, stride, padding))
+    if ho <= 0 or wo <= 0:
+        raise ShapeError(f"{op}: input {tuple(x.shape)} is too small for kernel {kernel}")
+    # pad explicitly (zeros), including ceil mode's extra right/bottom cells
+    extra = [max(0, (o - 1) * st + k - (s + 2 * p)) for o, st, k, s, p in
+             zip((ho, wo), stride, kernel, (h, w), padding)]
+    xp_ = pad(x, (padding[1], padding[1] + extra[1], padding[0], padding[0] + extra[0]))
+    from ...functions.creation import ones as _ones
+
+    ones = _ones(1, 1, *kernel, dtype=x.dtype, device=x.device)
+    sums = conv2d(xp_.reshape(n * c, 1, *xp_.shape[2:]), ones, stride=stride).reshape(n, c, ho, wo)
+    if divisor_override:
+        out = sums / divisor_override
+    else:
+        rows = _counts(h, kernel[0], stride[0], padding[0], ho, count_include_pad)
+        cols = _counts(w, kernel[1], stride[1], padding[1], wo, count_include_pad)
+        from ...functions.creation import tensor
+
+        div = tensor(np.outer(rows, cols), dtype=x.dtype, device=x.device)
+        out = sums / div
+    return out.squeeze(0) if unbatched else out
+
+
+def _counts(size: int, k: int, s: int, p: int, n_out: int, include_pad: bool) -> np.ndarray:
+    """How many cells each window averages over, along one dimension (PyTorch's rule)."""
+    starts = np.arange(n_out) * s - p
+    ends = np.minimum(starts + k, size + p)
+    if include_pad:
+        return (ends - starts).astype(np.float64)
+    return (np.minimum(ends, size) - np.maximum(starts, 0)).astype(np.float64)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over windows of an (N, C, L) input.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.avg_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+    tensor([[[2., 1.]]])
+    """
+    op = "avg_pool1d"
+    x, unbatched = _batched(input, 3, op)
+    k = single(kernel_size, "kernel_size", op)
+    s = k if stride is None or stride == [] else single(stride, "stride", op)
+    out = avg_pool2d(x.unsqueeze(2), (1, k), (1, s), (0, single(padding, "padding", op)),
+                     ceil_mode, count_include_pad).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _adaptive_matrix(size: int, out: int, dtype, device) -> Tensor:
+    """(out, size) averaging matrix with PyTorch's adaptive windows [floor(i*n/o), ceil((i+1)*n/o))."""
+    from ...functions.creation import tensor
+
+    m = np.zeros((out, size))
+    for i in range(out):
+        start = (i * size) // out
+        end = -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return tensor(m, dtype=dtype, device=device)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average-pool to a fixed (oh, ow) whatever the input size (None keeps a dimension).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.adaptive_avg_pool2d(ember.ones(2, 3, 7, 5), 1).shape
+    ember.Size([2, 3, 1, 1])
+    """
+    op = "adaptive_avg_pool2d"
+    x, unbatched = _batched(input, 4, op)
+    h, w = x.shape[2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"{op}: output size must be positive, got {(oh, ow)}")
+    if (oh, ow) == (1, 1):
+        out = x.mean(dim=(2, 3), keepdim=True)
+    elif h % oh == 0 and w % ow == 0:
+        out = x.reshape(x.shape[0], x.shape[1], oh, h // oh, ow, w // ow).mean(dim=(3, 5))
+    else:
+        ph = _adaptive_matrix(h, oh, x.dtype, x.device)
+        pw = _adaptive_matrix(w, ow, x.dtype, x.device)
+        out = ph @ x @ pw.t()
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average-pool an (N, C, L) input to a fixed length.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.adaptive_avg_pool1d(ember.ones(1, 2, 9), 4).shape
+    ember.Size([1, 2, 4])
+    """
+    x, unbatched = _batched(input, 3, "adaptive_avg_pool1d")
+    out = adaptive_avg_pool2d(x.unsqueeze(2), (1, single(output_size, "output_size",
+                                                        "adaptive_avg_pool1d"))).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling: (sum over window of x^p)^(1/p).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.lp_pool2d(ember.ones(1, 1, 2, 2), 2, 2)
+    tensor([[[[2.]]]])
+    """
+    kernel = pair(kernel_size, "kernel_size", "lp_pool2d")
+    out = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel[0] * kernel[1]).pow(1.0 / norm_type)
