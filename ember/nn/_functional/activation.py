@@ -1,0 +1,213 @@
+"""Activations: relu, leaky_relu, elu, gelu, silu, sigmoid, tanh, softmax, log_softmax, softplus...
+
+>>> import ember
+>>> import ember.nn.functional as F
+>>> F.leaky_relu(ember.tensor([-1.0, 2.0]), 0.1)
+tensor([-0.1000,  2.0000])
+"""
+
+from __future__ import annotations
+
+import math
+
+import ember
+from ..._errors import EmberError
+from ..._tensor import Tensor
+from ...ops.base import apply
+from ...ops.softmax import LogSoftmax, Softmax
+
+
+def _inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    return input.copy_(out) if inplace else out
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.relu(ember.tensor([-1.0, 1.0]))
+    tensor([0., 1.])
+    """
+    return input.relu_() if inplace else ember.relu(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.relu6(ember.tensor([-1.0, 7.0]))
+    tensor([0., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """Clamp to [min_val, max_val].
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.hardtanh(ember.tensor([-2.0, 0.5]))
+    tensor([-1.0000,  0.5000])
+    """
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.leaky_relu(ember.tensor([-2.0]), 0.5)
+    tensor([-1.])
+    """
+    out = ember.where(input > 0, input, input * negative_slope)
+    return _inplace(input, out, inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.elu(ember.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    out = ember.where(input > 0, input, ember.expm1(input.clamp(max=0)) * alpha)
+    return _inplace(input, out, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Scaled ELU with the self-normalizing constants."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _inplace(input, elu(input, alpha) * scale, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    out = ember.where(input > 0, input, ember.expm1(input.clamp(max=0) / alpha) * alpha)
+    return _inplace(input, out, inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (exact with erf, or the tanh approximation).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.gelu(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8413])
+    """
+    if approximate == "tanh":
+        inner = (input + input.pow(3) * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (ember.tanh(inner) + 1.0)
+    if approximate != "none":
+        raise EmberError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return input * 0.5 * (ember.erf(input * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.silu(ember.tensor([0.0]))
+    tensor([0.])
+    """
+    return _inplace(input, input * ember.sigmoid(input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _inplace(input, input * ember.tanh(softplus(input)), inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.sigmoid(ember.tensor([0.0]))
+    tensor([0.5000])
+    """
+    return ember.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return ember.tanh(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), computed stably as -softplus(-x)."""
+    return -softplus(-input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, linear above ``threshold`` (as in PyTorch).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.softplus(ember.tensor([0.0, 30.0]))
+    tensor([ 0.6931, 30.0000])
+    """
+    bx = input * beta
+    soft = ember.log1p(ember.exp(bx.clamp(max=threshold))) / beta
+    return ember.where(bx > threshold, input, soft)
+
+
+def _dim(dim, input: Tensor, op: str) -> int:
+    if dim is None:  # PyTorch's legacy implicit choice
+        return 0 if input.ndim in (0, 1, 3) else 1
+    from ..._shape import wrap_dim
+
+    return wrap_dim(dim, input.ndim, op)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``, computed stably.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.softmax(ember.tensor([[1.0, 1.0]]), dim=1)
+    tensor([[0.5000, 0.5000]])
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    return apply(Softmax(_dim(dim, input, "softmax")), ember.functions._promote.to_float(input))
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed stably.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.log_softmax(ember.tensor([[0.0, 0.0]]), dim=1)
+    tensor([[-0.6931, -0.6931]])
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    return apply(LogSoftmax(_dim(dim, input, "log_softmax")), ember.functions._promote.to_float(input))
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x)."""
+    return softmax(-input, dim, dtype=dtype)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) for the two halves a, b of ``dim``."""
+    a, b = input.chunk(2, dim)
+    return a * ember.sigmoid(b)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _inplace(input, (input + 3).clamp(0, 6) / 6, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)

@@ -1,0 +1,152 @@
+"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, normalize.
+
+>>> import ember
+>>> import ember.nn.functional as F
+>>> F.layer_norm(ember.tensor([[1.0, 3.0]]), (2,))
+tensor([[-1.0000,  1.0000]])
+"""
+
+from __future__ import annotations
+
+from ..._config import no_grad
+from ..._errors import ShapeError
+from ..._tensor import Tensor
+
+
+def _channel_shape(input: Tensor) -> tuple:
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) by batch statistics (training) or running ones (eval).
+
+    In training the running statistics are updated in place with ``momentum`` (the variance
+    with Bessel's correction), as in PyTorch.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.batch_norm(ember.tensor([[1.0], [3.0]]), None, None, training=True)
+    tensor([[-1.0000],
+            [ 1.0000]])
+    """
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected at least a 2-D input (N, C), got {tuple(input.shape)}")
+    c = input.shape[1]
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = _channel_shape(input)
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ShapeError(
+                f"batch_norm: expected more than 1 value per channel when training, got input "
+                f"size {tuple(input.shape)}"
+            )
+        mean = input.mean(dim=dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dim=dims, keepdim=True)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.reshape(c).detach() * momentum)
+                unbiased = var.reshape(c).detach() * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+        out = centered * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise ShapeError("batch_norm: running_mean and running_var are needed in eval mode")
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t.shape != (c,):
+                raise ShapeError(
+                    f"batch_norm: {name} should contain {c} elements not {t.numel()}"
+                )
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the last ``len(normalized_shape)`` dimensions.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.layer_norm(ember.ones(2, 3), [3]).abs().sum()
+    tensor(0.)
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(
+            f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
+            f"but got input of size {tuple(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dim=dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dim=dims, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over groups of channels (and all spatial positions) per sample.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.group_norm(ember.randn(2, 4, 3), 2).shape
+    ember.Size([2, 4, 3])
+    """
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected at least a 2-D input, got {tuple(input.shape)}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ShapeError(
+            f"group_norm: expected number of channels in input ({c}) to be divisible by "
+            f"num_groups ({num_groups})"
+        )
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(dim=2, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=2, keepdim=True)
+    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel of each sample over its spatial positions."""
+    n, c = input.shape[:2]
+    out = group_norm(input.reshape(1, n * c, *input.shape[2:]), n * c, eps=eps).reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """x / max(||x||_p along dim, eps).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.normalize(ember.tensor([[3.0, 4.0]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)

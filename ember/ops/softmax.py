@@ -1,0 +1,55 @@
+"""Softmax and log-softmax as primitives.
+
+Written as composites they cost ~5 ops forward and ~10 backward; classifiers call them on every
+step (cross-entropy), so each is one stable forward pass with a three-op vjp in ember ops (still
+differentiable again).
+
+>>> import ember
+>>> from ember.ops.base import apply
+>>> apply(Softmax(1), ember.zeros(1, 4))
+tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Op, Spec, apply
+from .elementwise import Exp, mul, neg, add
+from .reduce import Sum
+
+
+@dataclass(frozen=True)
+class Softmax(Op):
+    dim: int = -1
+    saves_output = True
+
+    def forward(self, xp, x):
+        e = xp.exp(x - x.max(axis=self.dim, keepdims=True))
+        e /= e.sum(axis=self.dim, keepdims=True)
+        return e
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, g, out, x):
+        gy = mul(g, out)
+        s = apply(Sum((self.dim % out.ndim,), True), gy)
+        return (add(gy, neg(mul(out, s))),)
+
+
+@dataclass(frozen=True)
+class LogSoftmax(Op):
+    dim: int = -1
+    saves_output = True
+
+    def forward(self, xp, x):
+        shifted = x - x.max(axis=self.dim, keepdims=True)
+        return shifted - xp.log(xp.exp(shifted).sum(axis=self.dim, keepdims=True))
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, g, out, x):
+        s = apply(Sum((self.dim % out.ndim,), True), g)
+        return (add(g, neg(mul(apply(Exp(), out), s))),)
