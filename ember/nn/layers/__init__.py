@@ -1,0 +1,1 @@
+"""Layers (Linear, Conv2d, ...), one family a file; re-exported by ``ember.nn``."""

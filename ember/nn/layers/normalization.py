@@ -1,0 +1,201 @@
+"""BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm2d (PyTorch's parameters and buffers).
+
+>>> import ember
+>>> bn = ember.nn.BatchNorm2d(3)
+>>> [name for name, _ in bn.named_buffers()]
+['running_mean', 'running_var', 'num_batches_tracked']
+"""
+
+from __future__ import annotations
+
+from ..._config import no_grad
+from ..._errors import ShapeError
+from ..._tensor import Tensor
+from .. import init
+from .._functional import normalization as N
+from ..module import Module
+from ..parameter import Parameter
+
+
+def _filled(value, *shape, dtype=None, device=None) -> Tensor:
+    from ...functions.creation import full
+
+    return full(shape, value, dtype=dtype, device=device)
+
+
+class _BatchNorm(Module):
+    _expected_dims: tuple = (2, 3)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(_filled(1.0, num_features, dtype=dtype, device=device))
+            self.bias = Parameter(_filled(0.0, num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            from ... import dtypes
+
+            self.register_buffer("running_mean", _filled(0.0, num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _filled(1.0, num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked",
+                                 _filled(0, dtype=dtypes.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in self._expected_dims:
+            dims = " or ".join(f"{d}D" for d in self._expected_dims)
+            raise ShapeError(
+                f"{type(self).__name__}: expected {dims} input (got {input.ndim}D input of shape "
+                f"{tuple(input.shape)})"
+            )
+        if input.shape[1] != self.num_features:
+            raise ShapeError(
+                f"{type(self).__name__}: expected input with {self.num_features} channels, got "
+                f"{input.shape[1]} (input shape {tuple(input.shape)})"
+            )
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        use_batch_stats = self.training or self.running_mean is None
+        return N.batch_norm(
+            input,
+            self.running_mean if not self.training or self.track_running_stats else None,
+            self.running_var if not self.training or self.track_running_stats else None,
+            self.weight, self.bias, use_batch_stats, momentum, self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) input."""
+
+    _expected_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) input.
+
+    >>> import ember
+    >>> ember.nn.BatchNorm2d(4)(ember.randn(8, 4, 3, 3)).shape
+    ember.Size([8, 4, 3, 3])
+    """
+
+    _expected_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) input."""
+
+    _expected_dims = (5,)
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing ``normalized_shape`` with per-element affine parameters.
+
+    >>> import ember
+    >>> ember.nn.LayerNorm(4)(ember.randn(2, 4)).shape
+    ember.Size([2, 4])
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_filled(1.0, *self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(_filled(0.0, *self.normalized_shape, dtype=dtype,
+                                              device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return N.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class GroupNorm(Module):
+    """Normalize over groups of channels.
+
+    >>> import ember
+    >>> ember.nn.GroupNorm(2, 4)(ember.randn(3, 4, 5)).shape
+    ember.Size([3, 4, 5])
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("GroupNorm: num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(_filled(1.0, num_channels, dtype=dtype, device=device))
+            self.bias = Parameter(_filled(0.0, num_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return N.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm2d(Module):
+    """Per-sample, per-channel normalization of (N, C, H, W) input (no running stats)."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.affine = num_features, eps, affine
+        if affine:
+            self.weight = Parameter(_filled(1.0, num_features, dtype=dtype, device=device))
+            self.bias = Parameter(_filled(0.0, num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return N.instance_norm(input, weight=self.weight, bias=self.bias, eps=self.eps)

@@ -1,0 +1,116 @@
+"""Pooling modules: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d.
+
+>>> import ember
+>>> ember.nn.MaxPool2d(2)(ember.ones(1, 3, 8, 8)).shape
+ember.Size([1, 3, 4, 4])
+"""
+
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from .._functional import pooling as P
+from ..module import Module
+
+
+class MaxPool2d(Module):
+    """Max over (kh, kw) windows; ``stride`` defaults to the kernel size.
+
+    >>> import ember
+    >>> ember.nn.MaxPool2d(2)
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor):
+        return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(MaxPool2d):
+    """Max over windows of (N, C, L) input."""
+
+    def forward(self, input: Tensor):
+        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool2d(Module):
+    """Mean over (kh, kw) windows.
+
+    >>> import ember
+    >>> ember.nn.AvgPool2d(2)(ember.ones(1, 1, 4, 4))
+    tensor([[[[1., 1.],
+              [1., 1.]]]])
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(Module):
+    """Mean over windows of (N, C, L) input."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        stride = kernel_size if stride is None else stride
+        self.stride = (stride,) if isinstance(stride, int) else tuple(stride)
+        self.padding = (padding,) if isinstance(padding, int) else tuple(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average-pool to a fixed output size.
+
+    >>> import ember
+    >>> ember.nn.AdaptiveAvgPool2d((1, 1))(ember.ones(2, 3, 5, 5)).shape
+    ember.Size([2, 3, 1, 1])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Average-pool (N, C, L) input to a fixed length."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.adaptive_avg_pool1d(input, self.output_size)
