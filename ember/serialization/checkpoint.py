@@ -1,0 +1,188 @@
+"""``ember.save`` / ``ember.load``: checkpoints as safetensors files, never pickle.
+
+The tensors of the saved object go into the safetensors buffer under their dotted paths; the
+rest of the object (dicts, lists, numbers, strings) goes into the header's ``__metadata__`` as
+JSON under the key ``"ember"``. A plain state dict therefore makes a standard safetensors file
+that other tools (``safetensors``, Hugging Face ``transformers``) read, and loading runs no code
+from the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, BinaryIO, Union
+
+import numpy as np
+
+from .._errors import DeviceError
+from .._tensor import Tensor
+from ..backend import CPU, Device, to_device
+from . import safetensors as _st
+from .atomic import atomic_write
+from .errors import CheckpointError
+from .structure import flatten, unflatten
+
+FORMAT_VERSION = 1
+_META_KEY = "ember"
+
+PathLike = Union[str, "os.PathLike[str]"]  # noqa: UP007  (a runtime alias: no | with strings)
+MapLocation = Union[None, str, Device, dict, Callable[[Tensor, str], Any]]  # noqa: UP007
+
+
+def _host(t: Tensor) -> np.ndarray:
+    arr = t._data
+    if type(arr) is not np.ndarray:
+        arr = to_device(arr, CPU)
+    return arr
+
+
+def save(obj: Any, f: PathLike | BinaryIO) -> None:
+    """Save a tensor or a nested structure of tensors to a safetensors file, atomically.
+
+    ``obj`` may nest dicts (str or int keys), lists and tuples of tensors, ints, floats, bools,
+    None and strings, as ``{"model": model.state_dict(), "optimizer": opt.state_dict(),
+    "epoch": 3}`` does. Tensors are saved from the host (cuda tensors are copied over), one copy
+    per place they occur. ``f`` is a path (written via a temp file in the same folder, fsync and
+    rename, so a crash never leaves a half-written file) or a binary file object.
+
+    >>> import ember, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
+    >>> ember.save({"w": ember.ones(2), "step": 3}, path)
+    >>> ember.load(path)
+    {'w': tensor([1., 1.]), 'step': 3}
+    """
+    skeleton, tensors = flatten(obj)
+    arrays = {name: _host(t) for name, t in tensors.items()}
+    try:
+        doc = json.dumps({"version": FORMAT_VERSION, "root": skeleton}, separators=(",", ":"))
+    except ValueError as e:  # e.g. an int with more digits than Python converts to str
+        raise CheckpointError(f"save: cannot encode the object: {e}") from None
+    metadata = {"format": "pt", _META_KEY: doc}
+    if hasattr(f, "write"):
+        _st.write(f, arrays, metadata)
+        return
+    with atomic_write(f) as fh:
+        _st.write(fh, arrays, metadata)
+
+
+def _placer(map_location: MapLocation, source: str) -> Callable[[Tensor, str], Tensor]:
+    def move(t: Tensor, loc) -> Tensor:
+        dev = Device(loc)
+        if dev.type == "cpu":
+            return t
+        from ..backend import cuda
+
+        if not cuda.is_available():
+            raise DeviceError(
+                f"load: {source} holds tensors saved on {loc}, but cuda is not available; "
+                "pass map_location='cpu' to load them on the CPU"
+            )
+        return Tensor._make(to_device(t._data, dev))
+
+    if map_location is None:
+        return move
+    if isinstance(map_location, (str, Device)):
+        target = Device(map_location)
+        return lambda t, loc: move(t, target)
+    if isinstance(map_location, dict):
+        table = [(Device(k), Device(v)) for k, v in map_location.items()]
+
+        def by_table(t: Tensor, loc: str) -> Tensor:
+            saved = Device(loc)
+            for k, v in table:
+                if k == saved:
+                    return move(t, v)
+            return move(t, saved)
+
+        return by_table
+    if callable(map_location):
+
+        def by_call(t: Tensor, loc: str) -> Tensor:
+            out = map_location(t, loc)
+            return move(t, loc) if out is None else out
+
+        return by_call
+    raise DeviceError(
+        f"load: map_location must be None, a device, a dict or a callable, got {map_location!r}"
+    )
+
+
+def _open(f):
+    if hasattr(f, "read"):
+        return _st.seekable(f), str(getattr(f, "name", "<file object>")), False
+    path = os.fspath(f)
+    return open(path, "rb"), str(path), True
+
+
+def load(f: PathLike | BinaryIO, map_location: MapLocation = None, *, weights_only=None) -> Any:
+    """Load an object saved by ``ember.save`` (or any safetensors file) with fresh tensors.
+
+    Every tensor is a new, writable array of its own. ``map_location`` says where tensors go:
+    ``None`` puts each on the device it was saved from; ``'cpu'``, ``'cuda'`` or an
+    ``ember.device`` puts all there; a dict maps saved locations to new ones (``{'cuda:0':
+    'cpu'}``); a callable ``fn(tensor, location)`` gets each tensor (on the CPU) and its saved
+    location and returns the tensor to use (or None for the default). A safetensors file not
+    written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted for
+    PyTorch compatibility and ignored: loading never runs code from the file.
+
+    Files that are not valid (truncated, corrupt, hostile, pickles) raise ``CheckpointError``
+    naming the file and the problem.
+
+    >>> import ember, io
+    >>> buf = io.BytesIO()
+    >>> ember.save([ember.tensor([1, 2]), (1.5, "a", None)], buf)
+    >>> _ = buf.seek(0)
+    >>> ember.load(buf, map_location="cpu")
+    [tensor([1, 2]), (1.5, 'a', None)]
+    """
+    fh, source, owned = _open(f)
+    try:
+        header = _st.read_header(fh, source)
+        place = _placer(map_location, source)
+
+        def tensor(name: str, loc: str = "cpu", requires_grad: bool = False) -> Tensor:
+            info = header.tensors.get(name)
+            if info is None:
+                raise CheckpointError(
+                    f"{source}: the ember metadata refers to tensor {name!r:.80}, "
+                    "which is not in the file"
+                )
+            try:
+                Device(loc)
+            except DeviceError:
+                raise CheckpointError(
+                    f"{source}: tensor {name!r} has bad device {loc!r:.40}"
+                ) from None
+            if requires_grad and info.dtype.kind != "f" and info.dtype.name != "bfloat16":
+                raise CheckpointError(
+                    f"{source}: tensor {name!r} of dtype {info.dtype} cannot require grad"
+                )
+            t = place(Tensor._make(_st.read_array(fh, header, info, source)), loc)
+            if requires_grad:
+                t.requires_grad_(True)
+            return t
+
+        doc = header.metadata.get(_META_KEY)
+        if doc is None:
+            return {name: tensor(name) for name in header.tensors}
+        try:
+            doc = _st.parse_json(doc)
+        except RecursionError:
+            raise CheckpointError(f"{source}: the ember metadata is nested too deeply") from None
+        except ValueError as e:
+            raise CheckpointError(f"{source}: the ember metadata is not valid JSON ({e})") from None
+        if not isinstance(doc, dict) or "root" not in doc or "version" not in doc:
+            raise CheckpointError(
+                f"{source}: the ember metadata is not an object with root/version"
+            )
+        if doc["version"] != FORMAT_VERSION:
+            raise CheckpointError(
+                f"{source}: ember checkpoint format version {doc['version']!r:.20} is not "
+                f"supported (this ember reads version {FORMAT_VERSION}); upgrade ember"
+            )
+        return unflatten(doc["root"], tensor, source)
+    finally:
+        if owned:
+            fh.close()
