@@ -1,1 +1,20 @@
 """Layers (Linear, Conv2d, ...), one family a file; re-exported by ``ember.nn``."""
+
+from . import activation, conv, linear, loss, misc, normalization, pooling
+from .activation import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .misc import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .pooling import *  # noqa: F403
+
+__all__ = [
+    *activation.__all__,
+    *conv.__all__,
+    *linear.__all__,
+    *loss.__all__,
+    *misc.__all__,
+    *normalization.__all__,
+    *pooling.__all__,
+]

@@ -196,3 +196,6 @@ class ConvTranspose2d(_ConvNd):
                 )
             result.append(extra)
         return tuple(result)
+
+
+__all__ = ["Conv2d", "Conv1d", "ConvTranspose2d"]

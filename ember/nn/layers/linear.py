@@ -135,3 +135,6 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]

@@ -103,3 +103,6 @@ class Embedding(Module):
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
         return s
+
+
+__all__ = ["Dropout", "Dropout2d", "AlphaDropout", "Embedding"]

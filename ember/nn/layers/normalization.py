@@ -199,3 +199,6 @@ class InstanceNorm2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return N.instance_norm(input, weight=self.weight, bias=self.bias, eps=self.eps)
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm2d"]

@@ -114,3 +114,6 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
 
     def forward(self, input: Tensor) -> Tensor:
         return P.adaptive_avg_pool1d(input, self.output_size)
+
+
+__all__ = ["MaxPool2d", "MaxPool1d", "AvgPool2d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d"]

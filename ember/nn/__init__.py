@@ -1,0 +1,37 @@
+"""``ember.nn``: modules, parameters, containers and initialization (PyTorch's ``torch.nn``).
+
+>>> import ember
+>>> from ember import nn
+>>> net = nn.Sequential()
+>>> isinstance(net, nn.Module), nn.Parameter(ember.zeros(1)).requires_grad
+(True, True)
+"""
+
+from . import init
+from . import layers as _layers
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import *  # noqa: F403  (layers add themselves to layers/__init__.py)
+from .module import Module
+from .parameter import Buffer, Parameter
+
+__all__ = [
+    "init",
+    "Module",
+    "Parameter",
+    "Buffer",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    *getattr(_layers, "__all__", []),
+]
+
+
+def __getattr__(name: str):
+    # ``ember.nn.functional`` is imported on first use, so it may import ember.nn freely.
+    if name == "functional":
+        import importlib
+
+        return importlib.import_module(".functional", __name__)
+    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

@@ -1,0 +1,141 @@
+"""``ember.nn.functional``: the functional forms of layers, activations and losses.
+
+>>> import ember
+>>> import ember.nn.functional as F
+>>> F.relu(ember.tensor([-1.0, 2.0]))
+tensor([0., 2.])
+"""
+
+from __future__ import annotations
+
+from ._functional.activation import (  # noqa: F401
+    relu,
+    relu6,
+    hardtanh,
+    leaky_relu,
+    elu,
+    selu,
+    celu,
+    gelu,
+    silu,
+    mish,
+    sigmoid,
+    tanh,
+    logsigmoid,
+    softplus,
+    softmax,
+    log_softmax,
+    softmin,
+    glu,
+    hardsigmoid,
+    hardswish,
+)
+from ._functional.conv import (  # noqa: F401
+    conv2d,
+    conv1d,
+    conv_transpose2d,
+    unfold,
+    fold,
+)
+from ._functional.pooling import (  # noqa: F401
+    max_pool2d,
+    max_pool1d,
+    avg_pool2d,
+    avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool1d,
+    lp_pool2d,
+)
+from ._functional.padding import (  # noqa: F401
+    pad,
+)
+from ._functional.normalization import (  # noqa: F401
+    batch_norm,
+    layer_norm,
+    group_norm,
+    instance_norm,
+    normalize,
+)
+from ._functional.misc import (  # noqa: F401
+    linear,
+    bilinear,
+    dropout,
+    alpha_dropout,
+    dropout2d,
+    embedding,
+    one_hot,
+    scaled_dot_product_attention,
+    cosine_similarity,
+    pairwise_distance,
+)
+from ._functional.loss import (  # noqa: F401
+    mse_loss,
+    l1_loss,
+    smooth_l1_loss,
+    huber_loss,
+    nll_loss,
+    cross_entropy,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    kl_div,
+)
+
+__all__ = [
+    "relu",
+    "relu6",
+    "hardtanh",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "celu",
+    "gelu",
+    "silu",
+    "mish",
+    "sigmoid",
+    "tanh",
+    "logsigmoid",
+    "softplus",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "glu",
+    "hardsigmoid",
+    "hardswish",
+    "conv2d",
+    "conv1d",
+    "conv_transpose2d",
+    "unfold",
+    "fold",
+    "max_pool2d",
+    "max_pool1d",
+    "avg_pool2d",
+    "avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool1d",
+    "lp_pool2d",
+    "pad",
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "instance_norm",
+    "normalize",
+    "linear",
+    "bilinear",
+    "dropout",
+    "alpha_dropout",
+    "dropout2d",
+    "embedding",
+    "one_hot",
+    "scaled_dot_product_attention",
+    "cosine_similarity",
+    "pairwise_distance",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+]
