@@ -128,7 +128,10 @@ class Einsum(Op):
     saves_inputs = True
 
     def forward(self, xp, *arrays):
-        return xp.einsum(self.equation, *arrays, optimize=len(arrays) > 1)
+        out = xp.einsum(self.equation, *arrays, optimize=len(arrays) > 1)
+        if len(arrays) == 1 and xp.may_share_memory(out, arrays[0]):
+            out = out.copy()  # NumPy returns views for transposes/diagonals; an op's output
+        return out  # must not alias its input unless the op says is_view
 
     def infer(self, *specs):
         ins, out = parse_explicit(self.equation)
@@ -171,7 +174,7 @@ def _einsum_grad(i, ins, out_subs, operands, g, sizes, used):
                 seen.add(c)
                 renamed.append(c)
         xp = g.device.xp
-        consts = [Tensor._make(xp.eye(sizes[e[0]], dtype=g._data.dtype)) for e in eyes]
+        consts = [Tensor._make(xp.eye(sizes[e[0]], dtype=g.dtype.np)) for e in eyes]
         grad = einsum(",".join([unique] + eyes) + "->" + "".join(renamed), grad, *consts)
     return grad
 

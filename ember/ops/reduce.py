@@ -13,6 +13,7 @@ tensor([3., 3.])
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .. import dtypes as _dt
@@ -40,10 +41,10 @@ def keepdim_shape(shape: tuple, axis: tuple | None) -> tuple:
 def _const(like: Tensor, array) -> Tensor:
     """A constant (no history) on ``like``'s device with ``like``'s dtype."""
     xp = like.device.xp
-    return Tensor._make(xp.asarray(array, dtype=like._data.dtype))
+    return Tensor._make(xp.asarray(array, dtype=like.dtype.np))
 
 
-def _check_nonempty(op: str, shape: tuple, axis: tuple | None) -> None:
+def check_nonempty(op: str, shape: tuple, axis: tuple | None) -> None:
     """Reductions without an identity (max, argmax...) refuse empty reductions, as PyTorch."""
     if axis is None:
         if 0 in shape:
@@ -111,7 +112,7 @@ class Prod(Op):
     def vjp(self, g, out, x):
         shape = tuple(x.shape)
         if self.axis is None:
-            others = reshape(prod_others(reshape(x, (x._data.size,))), shape)
+            others = reshape(prod_others(reshape(x, (math.prod(shape),))), shape)
         else:
             perm = _to_last(len(shape), self.axis)
             moved = prod_others(apply(Permute(perm), x))
@@ -193,12 +194,8 @@ class Amax(Op):
         return x.max(axis=self.axis, keepdims=self.keepdim)
 
     def infer(self, x):
-        _check_nonempty(self.name_, tuple(x.shape), self.axis)
+        check_nonempty("amin" if self.is_min else "amax", tuple(x.shape), self.axis)
         return Spec(reduced_shape(tuple(x.shape), self.axis, self.keepdim), x.dtype)
-
-    @property
-    def name_(self) -> str:
-        return "amin" if self.is_min else "amax"
 
     def vjp(self, g, out, x):
         ks = keepdim_shape(tuple(x.shape), self.axis)
@@ -239,7 +236,7 @@ class SelectArg(Op):
         return v if self.keepdim else v.squeeze(self.dim)
 
     def infer(self, x):
-        _check_nonempty("min" if self.is_min else "max", tuple(x.shape), (self.dim,))
+        check_nonempty("min" if self.is_min else "max", tuple(x.shape), (self.dim,))
         axis = (self.dim,) if x.ndim else None
         return Spec(reduced_shape(tuple(x.shape), axis, self.keepdim), x.dtype)
 
@@ -260,9 +257,9 @@ class ArgOneHot(Op):
 
     def forward(self, xp, x):
         idx = _arg(xp, x, self.dim, True, self.is_min)
-        out = xp.zeros(x.shape, dtype=x.dtype)
-        xp.put_along_axis(out, idx, 1, axis=self.dim)
-        return out
+        place = [1] * x.ndim
+        place[self.dim] = x.shape[self.dim]
+        return (xp.arange(x.shape[self.dim]).reshape(place) == idx).astype(x.dtype)
 
     def infer(self, x):
         return Spec(tuple(x.shape), x.dtype)
@@ -295,7 +292,7 @@ class ArgReduce(Op):
     def infer(self, x):
         op = "argmin" if self.is_min else "argmax"
         axis = None if self.dim is None or x.ndim == 0 else (self.dim,)
-        _check_nonempty(op, tuple(x.shape), axis)
+        check_nonempty(op, tuple(x.shape), axis)
         return Spec(reduced_shape(tuple(x.shape), axis, self.keepdim), _dt.int64)
 
 
@@ -356,7 +353,7 @@ class Cumprod(Op):
             return (g,)
         shape = tuple(x.shape)
         n = shape[self.dim]
-        if x._data.size * n > CUMPROD_EXACT_LIMIT:
+        if math.prod(shape) * n > CUMPROD_EXACT_LIMIT:
             return (apply(DIV, apply(Cumsum(self.dim, True), apply(MUL, g, out)), x),)
         xp = x.device.xp
         perm = _to_last(len(shape), self.dim)
