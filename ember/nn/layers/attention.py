@@ -30,7 +30,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import Linear
 
-__all__ = ["MultiheadAttention", "multi_head_attention_forward"]
+__all__ = ["MultiheadAttention"]  # multi_head_attention_forward belongs in nn.functional
 
 _NAME = "MultiheadAttention"
 
@@ -48,10 +48,12 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, dtype) -> Tensor | None
     ember = _ember()
     if mask.dtype is ember.bool:
         return ember.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
-            mask, float("-inf"))
+            mask, float("-inf")
+        )
     if not mask.dtype.is_floating_point:
-        raise DTypeError(f"{_NAME}: only bool and floating types of {mask_name} are supported, "
-                         f"got {mask.dtype}")
+        raise DTypeError(
+            f"{_NAME}: only bool and floating types of {mask_name} are supported, got {mask.dtype}"
+        )
     return mask
 
 
@@ -65,51 +67,83 @@ def _pad_last(mask: Tensor) -> Tensor:
 def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
     if query.ndim == 3:
         if key.ndim != 3 or value.ndim != 3:
-            raise ShapeError(f"{_NAME}: For batched (3-D) `query`, expected `key` and `value` to "
-                             f"be 3-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                             "respectively")
+            raise ShapeError(
+                f"{_NAME}: For batched (3-D) `query`, expected `key` and `value` to "
+                f"be 3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                "respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise ShapeError(f"{_NAME}: For batched (3-D) `query`, expected `key_padding_mask` "
-                             f"to be `None` or 2-D but found {key_padding_mask.ndim}-D tensor "
-                             "instead")
+            raise ShapeError(
+                f"{_NAME}: For batched (3-D) `query`, expected `key_padding_mask` "
+                f"to be `None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                "instead"
+            )
         if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise ShapeError(f"{_NAME}: For batched (3-D) `query`, expected `attn_mask` to be "
-                             f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+            raise ShapeError(
+                f"{_NAME}: For batched (3-D) `query`, expected `attn_mask` to be "
+                f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor instead"
+            )
         return True
     if query.ndim == 2:
         if key.ndim != 2 or value.ndim != 2:
-            raise ShapeError(f"{_NAME}: For unbatched (2-D) `query`, expected `key` and `value` "
-                             f"to be 2-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                             "respectively")
+            raise ShapeError(
+                f"{_NAME}: For unbatched (2-D) `query`, expected `key` and `value` "
+                f"to be 2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                "respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise ShapeError(f"{_NAME}: For unbatched (2-D) `query`, expected `key_padding_mask` "
-                             f"to be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
-                             "instead")
+            raise ShapeError(
+                f"{_NAME}: For unbatched (2-D) `query`, expected `key_padding_mask` "
+                f"to be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                "instead"
+            )
         if attn_mask is not None:
             if attn_mask.ndim not in (2, 3):
-                raise ShapeError(f"{_NAME}: For unbatched (2-D) `query`, expected `attn_mask` to "
-                                 f"be `None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
-                                 "instead")
+                raise ShapeError(
+                    f"{_NAME}: For unbatched (2-D) `query`, expected `attn_mask` to "
+                    f"be `None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                    "instead"
+                )
             if attn_mask.ndim == 3:
                 expected = (num_heads, query.shape[0], key.shape[0])
                 if tuple(attn_mask.shape) != expected:
-                    raise ShapeError(f"{_NAME}: Expected `attn_mask` shape to be {expected} but "
-                                     f"got {tuple(attn_mask.shape)}")
+                    raise ShapeError(
+                        f"{_NAME}: Expected `attn_mask` shape to be {expected} but "
+                        f"got {tuple(attn_mask.shape)}"
+                    )
         return False
-    raise ShapeError(f"{_NAME}: query should be unbatched 2D or batched 3D tensor but received "
-                     f"{query.ndim}-D query tensor (shape {tuple(query.shape)})")
+    raise ShapeError(
+        f"{_NAME}: query should be unbatched 2D or batched 3D tensor but received "
+        f"{query.ndim}-D query tensor (shape {tuple(query.shape)})"
+    )
 
 
 def multi_head_attention_forward(
-    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
-    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
-    bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
-    out_proj_bias: Tensor | None, training: bool = True, key_padding_mask: Tensor | None = None,
-    need_weights: bool = True, attn_mask: Tensor | None = None,
-    use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
-    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None,
-    static_k: Tensor | None = None, static_v: Tensor | None = None,
-    average_attn_weights: bool = True, is_causal: bool = False,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention on sequence-first inputs (L, N, E) (or unbatched (L, E)), as
     PyTorch's ``F.multi_head_attention_forward``; returns ``(output, weights or None)``.
@@ -131,47 +165,64 @@ def multi_head_attention_forward(
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
-    if (key_padding_mask is not None and attn_mask is not None
-            and key_padding_mask.dtype != attn_mask.dtype):
-        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
-                      "Use same type for both instead.", stacklevel=3)
+    if (
+        key_padding_mask is not None
+        and attn_mask is not None
+        and key_padding_mask.dtype != attn_mask.dtype
+    ):
+        warnings.warn(
+            "Support for mismatched key_padding_mask and attn_mask is deprecated. "
+            "Use same type for both instead.",
+            stacklevel=3,
+        )
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
     if is_causal and attn_mask is None:
-        raise ShapeError(f"{_NAME}: Need attn_mask if specifying the is_causal hint. You may use "
-                         "the Transformer module method `generate_square_subsequent_mask` to "
-                         "create this mask.")
+        raise ShapeError(
+            f"{_NAME}: Need attn_mask if specifying the is_causal hint. You may use "
+            "the Transformer module method `generate_square_subsequent_mask` to "
+            "create this mask."
+        )
     if is_causal and key_padding_mask is None and not need_weights:
         # PyTorch drops the mask and lets SDPA build the causal one: do the same.
         causal = np.triu(np.ones((tgt_len, src_len), dtype=bool), 1)
         attn_mask = ember.tensor(causal, device=query.device)
     attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
     if embed_dim != embed_dim_to_check:
-        raise ShapeError(f"{_NAME}: was expecting embedding dimension of {embed_dim_to_check}, "
-                         f"but got {embed_dim} (query shape {tuple(query.shape)})")
+        raise ShapeError(
+            f"{_NAME}: was expecting embedding dimension of {embed_dim_to_check}, "
+            f"but got {embed_dim} (query shape {tuple(query.shape)})"
+        )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
-        raise ShapeError(f"{_NAME}: embed_dim {embed_dim} not divisible by num_heads "
-                         f"{num_heads}")
+        raise ShapeError(f"{_NAME}: embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if key.shape[1] != bsz:
-        raise ShapeError(f"{_NAME}: key batch size {key.shape[1]} does not match query batch "
-                         f"size {bsz} (query {tuple(query.shape)}, key {tuple(key.shape)})")
+        raise ShapeError(
+            f"{_NAME}: key batch size {key.shape[1]} does not match query batch "
+            f"size {bsz} (query {tuple(query.shape)}, key {tuple(key.shape)})"
+        )
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise ShapeError(f"{_NAME}: key's sequence and batch dims {tuple(key.shape[:2])} do "
-                             f"not match value's {tuple(value.shape[:2])}")
+            raise ShapeError(
+                f"{_NAME}: key's sequence and batch dims {tuple(key.shape[:2])} do "
+                f"not match value's {tuple(value.shape[:2])}"
+            )
     elif tuple(key.shape) != tuple(value.shape):
-        raise ShapeError(f"{_NAME}: key shape {tuple(key.shape)} does not match value shape "
-                         f"{tuple(value.shape)}")
+        raise ShapeError(
+            f"{_NAME}: key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}"
+        )
 
     # -- input projections -------------------------------------------------------------------
     if not use_separate_proj_weight:
         if in_proj_weight is None:
-            raise ShapeError(f"{_NAME}: use_separate_proj_weight is False but in_proj_weight is "
-                             "None")
+            raise ShapeError(
+                f"{_NAME}: use_separate_proj_weight is False but in_proj_weight is None"
+            )
         if key.shape[-1] != embed_dim:
-            raise ShapeError(f"{_NAME}: key has {key.shape[-1]} features but the packed in_proj "
-                             f"weight expects embed_dim={embed_dim} (key shape "
-                             f"{tuple(key.shape)}; pass kdim/vdim for other sizes)")
+            raise ShapeError(
+                f"{_NAME}: key has {key.shape[-1]} features but the packed in_proj "
+                f"weight expects embed_dim={embed_dim} (key shape "
+                f"{tuple(key.shape)}; pass kdim/vdim for other sizes)"
+            )
         b = in_proj_bias
         if key is value and query is key:  # self-attention: one product
             q, k, v = linear(query, in_proj_weight, b).split(embed_dim, -1)
@@ -186,15 +237,23 @@ def multi_head_attention_forward(
             q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
     else:
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
-            raise ShapeError(f"{_NAME}: use_separate_proj_weight is True but q_proj_weight, "
-                             "k_proj_weight or v_proj_weight is None")
-        for t, w, what in ((query, q_proj_weight, "query"), (key, k_proj_weight, "key"),
-                           (value, v_proj_weight, "value")):
+            raise ShapeError(
+                f"{_NAME}: use_separate_proj_weight is True but q_proj_weight, "
+                "k_proj_weight or v_proj_weight is None"
+            )
+        for t, w, what in (
+            (query, q_proj_weight, "query"),
+            (key, k_proj_weight, "key"),
+            (value, v_proj_weight, "value"),
+        ):
             if t.shape[-1] != w.shape[1]:
-                raise ShapeError(f"{_NAME}: {what} has {t.shape[-1]} features, expected "
-                                 f"{w.shape[1]} ({what} shape {tuple(t.shape)})")
-        b_q, b_k, b_v = (in_proj_bias.split(embed_dim) if in_proj_bias is not None
-                         else (None, None, None))
+                raise ShapeError(
+                    f"{_NAME}: {what} has {t.shape[-1]} features, expected "
+                    f"{w.shape[1]} ({what} shape {tuple(t.shape)})"
+                )
+        b_q, b_k, b_v = (
+            in_proj_bias.split(embed_dim) if in_proj_bias is not None else (None, None, None)
+        )
         q = linear(query, q_proj_weight, b_q)
         k = linear(key, k_proj_weight, b_k)
         v = linear(value, v_proj_weight, b_v)
@@ -203,14 +262,18 @@ def multi_head_attention_forward(
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise ShapeError(f"{_NAME}: The shape of the 2D attn_mask is "
-                                 f"{tuple(attn_mask.shape)}, but should be {(tgt_len, src_len)}.")
+                raise ShapeError(
+                    f"{_NAME}: The shape of the 2D attn_mask is "
+                    f"{tuple(attn_mask.shape)}, but should be {(tgt_len, src_len)}."
+                )
             attn_mask = attn_mask.unsqueeze(0)
         else:
             want = (bsz * num_heads, tgt_len, src_len)
             if tuple(attn_mask.shape) != want:
-                raise ShapeError(f"{_NAME}: The shape of the 3D attn_mask is "
-                                 f"{tuple(attn_mask.shape)}, but should be {want}.")
+                raise ShapeError(
+                    f"{_NAME}: The shape of the 3D attn_mask is "
+                    f"{tuple(attn_mask.shape)}, but should be {want}."
+                )
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise ShapeError(f"{_NAME}: bias cannot be added to static key or value.")
@@ -229,15 +292,19 @@ def multi_head_attention_forward(
         k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
-            raise ShapeError(f"{_NAME}: expecting static_k of shape ({bsz * num_heads}, S, "
-                             f"{head_dim}), but got {tuple(static_k.shape)}")
+            raise ShapeError(
+                f"{_NAME}: expecting static_k of shape ({bsz * num_heads}, S, "
+                f"{head_dim}), but got {tuple(static_k.shape)}"
+            )
         k = static_k
     if static_v is None:
         v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
-            raise ShapeError(f"{_NAME}: expecting static_v of shape ({bsz * num_heads}, S, "
-                             f"{head_dim}), but got {tuple(static_v.shape)}")
+            raise ShapeError(
+                f"{_NAME}: expecting static_v of shape ({bsz * num_heads}, S, "
+                f"{head_dim}), but got {tuple(static_v.shape)}"
+            )
         v = static_v
     if add_zero_attn:
         zeros = ember.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
@@ -250,10 +317,15 @@ def multi_head_attention_forward(
     src_len = k.shape[1]
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise ShapeError(f"{_NAME}: expecting key_padding_mask shape of {(bsz, src_len)}, "
-                             f"but got {tuple(key_padding_mask.shape)}")
-        kpm = (key_padding_mask.reshape(bsz, 1, 1, src_len)
-               .expand(bsz, num_heads, 1, src_len).reshape(bsz * num_heads, 1, src_len))
+            raise ShapeError(
+                f"{_NAME}: expecting key_padding_mask shape of {(bsz, src_len)}, "
+                f"but got {tuple(key_padding_mask.shape)}"
+            )
+        kpm = (
+            key_padding_mask.reshape(bsz, 1, 1, src_len)
+            .expand(bsz, num_heads, 1, src_len)
+            .reshape(bsz * num_heads, 1, src_len)
+        )
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
@@ -305,13 +377,25 @@ class MultiheadAttention(Module):
     (ember.Size([2, 1, 4]), ember.Size([1, 2, 2, 6]))
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
-                 vdim: int | None = None, batch_first: bool = False, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"{_NAME}: embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ValueError(
+                f"{_NAME}: embed_dim and num_heads must be greater than 0, got "
+                f"embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
         super().__init__()
         from ...functions.creation import empty
 
@@ -327,8 +411,10 @@ class MultiheadAttention(Module):
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
-            raise ValueError(f"{_NAME}: embed_dim must be divisible by num_heads (got "
-                             f"embed_dim={embed_dim}, num_heads={num_heads})")
+            raise ValueError(
+                f"{_NAME}: embed_dim must be divisible by num_heads (got "
+                f"embed_dim={embed_dim}, num_heads={num_heads})"
+            )
         if not self._qkv_same_embed_dim:
             self.q_proj_weight = new(embed_dim, embed_dim)
             self.k_proj_weight = new(embed_dim, self.kdim)
@@ -368,14 +454,20 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                key_padding_mask: Tensor | None = None, need_weights: bool = True,
-                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
         for t, what in ((query, "query"), (key, "key"), (value, "value")):
             if not isinstance(t, Tensor):
-                raise TypeError(f"{_NAME}: expected {what} to be a Tensor, got "
-                                f"{type(t).__name__}")
+                raise TypeError(f"{_NAME}: expected {what} to be a Tensor, got {type(t).__name__}")
         is_batched = query.ndim == 3
         if self.batch_first and is_batched:
             if key is value:
@@ -387,27 +479,59 @@ class MultiheadAttention(Module):
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         if query.ndim >= 1 and query.shape[-1] != self.embed_dim:
-            raise ShapeError(f"{_NAME}: query.size(-1) must be equal to embed_dim. Expected "
-                             f"{self.embed_dim}, got {query.shape[-1]} (query shape "
-                             f"{tuple(query.shape)})")
+            raise ShapeError(
+                f"{_NAME}: query.size(-1) must be equal to embed_dim. Expected "
+                f"{self.embed_dim}, got {query.shape[-1]} (query shape "
+                f"{tuple(query.shape)})"
+            )
         if not self._qkv_same_embed_dim:
             out, weights = multi_head_attention_forward(
-                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-                self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-                self.out_proj.weight, self.out_proj.bias, training=self.training,
-                key_padding_mask=key_padding_mask, need_weights=need_weights,
-                attn_mask=attn_mask, use_separate_proj_weight=True,
-                q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-                v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-                is_causal=is_causal)
+                query,
+                key,
+                value,
+                self.embed_dim,
+                self.num_heads,
+                self.in_proj_weight,
+                self.in_proj_bias,
+                self.bias_k,
+                self.bias_v,
+                self.add_zero_attn,
+                self.dropout,
+                self.out_proj.weight,
+                self.out_proj.bias,
+                training=self.training,
+                key_padding_mask=key_padding_mask,
+                need_weights=need_weights,
+                attn_mask=attn_mask,
+                use_separate_proj_weight=True,
+                q_proj_weight=self.q_proj_weight,
+                k_proj_weight=self.k_proj_weight,
+                v_proj_weight=self.v_proj_weight,
+                average_attn_weights=average_attn_weights,
+                is_causal=is_causal,
+            )
         else:
             out, weights = multi_head_attention_forward(
-                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-                self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-                self.out_proj.weight, self.out_proj.bias, training=self.training,
-                key_padding_mask=key_padding_mask, need_weights=need_weights,
-                attn_mask=attn_mask, average_attn_weights=average_attn_weights,
-                is_causal=is_causal)
+                query,
+                key,
+                value,
+                self.embed_dim,
+                self.num_heads,
+                self.in_proj_weight,
+                self.in_proj_bias,
+                self.bias_k,
+                self.bias_v,
+                self.add_zero_attn,
+                self.dropout,
+                self.out_proj.weight,
+                self.out_proj.bias,
+                training=self.training,
+                key_padding_mask=key_padding_mask,
+                need_weights=need_weights,
+                attn_mask=attn_mask,
+                average_attn_weights=average_attn_weights,
+                is_causal=is_causal,
+            )
         if self.batch_first and is_batched:
             out = out.transpose(1, 0)
         return out, weights

@@ -100,16 +100,42 @@ def _run_gru(xs, h, w_hh_t, b_hh, hidden: int):
     return hs, h
 
 
+def _time_steps(x: Tensor, fan: int = 4) -> list:
+    """``x.unbind(0)``, but through a tree of splits (``fan`` pieces a level).
+
+    The gradient of each slice of ``x`` is a zero-filled tensor of the sliced tensor's shape,
+    so unbinding T steps at once costs O(T^2) in backward; slicing in a tree costs
+    O(T log T) (for about 1.3 T slicing ops instead of T).
+    """
+    n = x.shape[0]
+    if n <= fan:
+        return list(x.unbind(0))
+    out = []
+    for piece in x.split(-(-n // fan), 0):
+        out.extend(_time_steps(piece, fan))
+    return out
+
+
 class RNNBase(Module):
     """The shared part of RNN, LSTM and GRU: arguments, parameters, checks and the layer loop.
 
     ``mode`` is ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``.
     """
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.mode = mode
         self.input_size = input_size
@@ -118,8 +144,11 @@ class RNNBase(Module):
         self.bias = bias
         self.batch_first = batch_first
         name = self._module_name()
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
-                or not 0 <= dropout <= 1):
+        if (
+            not isinstance(dropout, numbers.Number)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1
+        ):
             raise ValueError(
                 f"{name}: dropout should be a number in range [0, 1] representing the "
                 f"probability of an element being zeroed, got {dropout!r}"
@@ -136,13 +165,17 @@ class RNNBase(Module):
             )
         for arg, value in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(value, bool):
-                raise TypeError(f"{name}: {arg} should be of type bool, got: "
-                                f"{type(value).__name__}")
-        for arg, value in (("input_size", input_size), ("hidden_size", hidden_size),
-                           ("num_layers", num_layers), ("proj_size", proj_size)):
+                raise TypeError(
+                    f"{name}: {arg} should be of type bool, got: {type(value).__name__}"
+                )
+        for arg, value in (
+            ("input_size", input_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+            ("proj_size", proj_size),
+        ):
             if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name}: {arg} should be of type int, got: "
-                                f"{type(value).__name__}")
+                raise TypeError(f"{name}: {arg} should be of type int, got: {type(value).__name__}")
         if input_size <= 0:
             raise ValueError(f"{name}: input_size must be greater than zero, got {input_size}")
         if hidden_size <= 0:
@@ -150,11 +183,15 @@ class RNNBase(Module):
         if num_layers <= 0:
             raise ValueError(f"{name}: num_layers must be greater than zero, got {num_layers}")
         if proj_size < 0:
-            raise ValueError(f"{name}: proj_size should be a positive integer or zero to "
-                             f"disable projections, got {proj_size}")
+            raise ValueError(
+                f"{name}: proj_size should be a positive integer or zero to "
+                f"disable projections, got {proj_size}"
+            )
         if proj_size >= hidden_size:
-            raise ValueError(f"{name}: proj_size has to be smaller than hidden_size "
-                             f"(got proj_size={proj_size}, hidden_size={hidden_size})")
+            raise ValueError(
+                f"{name}: proj_size has to be smaller than hidden_size "
+                f"(got proj_size={proj_size}, hidden_size={hidden_size})"
+            )
         gates = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
         if mode not in gates:
             raise ValueError(f"Unrecognized RNN mode: {mode}")
@@ -167,8 +204,10 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 layer_input = input_size if layer == 0 else real_hidden * num_directions
                 suffix = "_reverse" if direction == 1 else ""
-                shapes = [("weight_ih", (gate_size, layer_input)),
-                          ("weight_hh", (gate_size, real_hidden))]
+                shapes = [
+                    ("weight_ih", (gate_size, layer_input)),
+                    ("weight_hh", (gate_size, real_hidden)),
+                ]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
                 if proj_size > 0:
@@ -242,11 +281,13 @@ class RNNBase(Module):
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, batch, size)
 
-    def check_hidden_size(self, hx: Tensor, expected: tuple,
-                          msg: str = "Expected hidden size {}, got {}") -> None:
+    def check_hidden_size(
+        self, hx: Tensor, expected: tuple, msg: str = "Expected hidden size {}, got {}"
+    ) -> None:
         if tuple(hx.shape) != tuple(expected):
-            raise ShapeError(f"{self._module_name()}: "
-                             + msg.format(tuple(expected), list(hx.shape)))
+            raise ShapeError(
+                f"{self._module_name()}: " + msg.format(tuple(expected), list(hx.shape))
+            )
         if hx.dtype != self.weight_ih_l0.dtype:
             raise RNNDTypeError(
                 f"{self._module_name()}: hidden state dtype ({hx.dtype}) does not match weight "
@@ -261,11 +302,15 @@ class RNNBase(Module):
         """Check dimensions and add the batch dimension to unbatched input (and state)."""
         name = self._module_name()
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}: expected input to be a Tensor, got {type(input).__name__}"
-                            " (PackedSequence is not supported)")
+            raise TypeError(
+                f"{name}: expected input to be a Tensor, got {type(input).__name__}"
+                " (PackedSequence is not supported)"
+            )
         if input.ndim not in (2, 3):
-            raise ShapeError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
-                             f"tensor instead (shape {tuple(input.shape)})")
+            raise ShapeError(
+                f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
+                f"tensor instead (shape {tuple(input.shape)})"
+            )
         is_batched = input.ndim == 3
         if hx is None:
             return input, hx, is_batched
@@ -276,20 +321,26 @@ class RNNBase(Module):
             want = 3 if is_batched else 2
             if h.ndim != want or c.ndim != want:
                 kind = "batched 3-D" if is_batched else "unbatched 2-D"
-                raise ShapeError(f"{name}: For {kind} input, hx and cx should also be {want}-D "
-                                 f"but got ({h.ndim}-D, {c.ndim}-D) tensors")
+                raise ShapeError(
+                    f"{name}: For {kind} input, hx and cx should also be {want}-D "
+                    f"but got ({h.ndim}-D, {c.ndim}-D) tensors"
+                )
             if not is_batched:
                 hx = (h.unsqueeze(1), c.unsqueeze(1))
         else:
             if not isinstance(hx, Tensor):
                 raise TypeError(f"{name}: hx should be a Tensor, got {type(hx).__name__}")
             if is_batched and hx.ndim != 3:
-                raise ShapeError(f"{name}: For batched 3-D input, hx should also be 3-D but got "
-                                 f"{hx.ndim}-D tensor")
+                raise ShapeError(
+                    f"{name}: For batched 3-D input, hx should also be 3-D but got "
+                    f"{hx.ndim}-D tensor"
+                )
             if not is_batched:
                 if hx.ndim != 2:
-                    raise ShapeError(f"{name}: For unbatched 2-D input, hx should also be 2-D "
-                                     f"but got {hx.ndim}-D tensor")
+                    raise ShapeError(
+                        f"{name}: For unbatched 2-D input, hx should also be 2-D "
+                        f"but got {hx.ndim}-D tensor"
+                    )
                 hx = hx.unsqueeze(1)
         return input, hx, is_batched
 
@@ -324,25 +375,28 @@ class RNNBase(Module):
                 proj = flat.mm(w_ih.t())
                 if b_ih is not None:
                     proj = proj + b_ih
-                xs = proj.reshape(steps, batch, proj.shape[1]).unbind(0)
+                proj = proj.reshape(steps, batch, proj.shape[1])
+                xs = _time_steps(proj) if proj.requires_grad else proj.unbind(0)
                 if direction:
                     xs = xs[::-1]
                 h = h_init[idx] if h_init is not None else _zeros((batch, out_size), input)
+                # one contiguous copy per forward: NumPy multiplies small matrices by a
+                # transposed view several times slower than by a contiguous one
+                w_hh_t = w_hh.t().contiguous()
                 if mode == "LSTM":
                     c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
                     w_hr = params.get("weight_hr" + sfx)
-                    hs, h, c = _run_lstm(xs, h, c, w_hh.t(), None if w_hr is None
-                                         else w_hr.t(), hidden)
+                    w_hr_t = None if w_hr is None else w_hr.t().contiguous()
+                    hs, h, c = _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden)
                     c_last.append(c)
                 elif mode == "GRU":
-                    hs, h = _run_gru(xs, h, w_hh.t(), b_hh, hidden)
+                    hs, h = _run_gru(xs, h, w_hh_t, b_hh, hidden)
                 else:
-                    hs, h = _run_rnn(xs, h, w_hh.t(), act)
+                    hs, h = _run_rnn(xs, h, w_hh_t, act)
                 h_last.append(h)
                 if direction:
                     hs = hs[::-1]
-                outputs.append(ember.stack(hs, 0) if hs else _zeros((0, batch, out_size),
-                                                                     input))
+                outputs.append(ember.stack(hs, 0) if hs else _zeros((0, batch, out_size), input))
             layer_input = outputs[0] if num_directions == 1 else ember.cat(outputs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = _dropout(layer_input, self.dropout, True)
@@ -358,10 +412,14 @@ class RNNBase(Module):
         if is_lstm:
             if hx is not None:
                 self.check_input(input)
-                self.check_hidden_size(hx[0], self.get_expected_hidden_size(input),
-                                       "Expected hidden[0] size {}, got {}")
-                self.check_hidden_size(hx[1], self._expected_cell_size(input),
-                                       "Expected hidden[1] size {}, got {}")
+                self.check_hidden_size(
+                    hx[0],
+                    self.get_expected_hidden_size(input),
+                    "Expected hidden[0] size {}, got {}",
+                )
+                self.check_hidden_size(
+                    hx[1], self._expected_cell_size(input), "Expected hidden[1] size {}, got {}"
+                )
             else:
                 self.check_input(input)
             h0, c0 = hx if hx is not None else (None, None)
@@ -414,14 +472,11 @@ class RNN(RNNBase):
         elif nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"RNN: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
-                             "'relu'.")
+            raise ValueError(
+                f"RNN: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
         super().__init__(mode, *args, **kwargs)
         self.nonlinearity = nonlinearity
-
-    def extra_repr(self) -> str:
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity}"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         output, h_n, _ = self._forward(input, hx, False)
@@ -452,8 +507,9 @@ class LSTM(RNNBase):
     def get_expected_cell_size(self, input: Tensor, batch_sizes=None) -> tuple:
         return self._expected_cell_size(input)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         output, h_n, c_n = self._forward(input, hx, True)
         return output, (h_n, c_n)
 
@@ -490,8 +546,15 @@ class GRU(RNNBase):
 class RNNCellBase(Module):
     """Parameters ``weight_ih`` (G*H, I), ``weight_hh`` (G*H, H), ``bias_ih``, ``bias_hh``."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -527,8 +590,10 @@ class RNNCellBase(Module):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}: expected input to be a Tensor, got {type(input).__name__}")
         if input.ndim not in (1, 2):
-            raise ShapeError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead "
-                             f"(shape {tuple(input.shape)})")
+            raise ShapeError(
+                f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead "
+                f"(shape {tuple(input.shape)})"
+            )
         if input.shape[-1] != self.input_size:
             raise ShapeError(
                 f"{name}: input.size(-1) must be equal to input_size. Expected "
@@ -549,8 +614,7 @@ class RNNCellBase(Module):
                 out.append(_zeros((batch, self.hidden_size), input))
                 continue
             if s.ndim not in (1, 2):
-                raise ShapeError(f"{name}: Expected {sname} to be 1D or 2D, got {s.ndim}D "
-                                 "instead")
+                raise ShapeError(f"{name}: Expected {sname} to be 1D or 2D, got {s.ndim}D instead")
             if not is_batched:
                 s = s.unsqueeze(0)
             if tuple(s.shape) != (batch, self.hidden_size):
@@ -559,20 +623,20 @@ class RNNCellBase(Module):
                     f"{list(s.shape)} (input shape {tuple(input.shape)})"
                 )
             if s.dtype != input.dtype:
-                raise RNNDTypeError(f"{name}: {sname} dtype ({s.dtype}) does not match input "
-                                    f"dtype ({input.dtype})")
+                raise RNNDTypeError(
+                    f"{name}: {sname} dtype ({s.dtype}) does not match input dtype ({input.dtype})"
+                )
             out.append(s)
         return input, out, is_batched
 
     def _gates(self, x: Tensor, h: Tensor, fold_bias: bool = True):
         gi = x.mm(self.weight_ih.t())
         gh = h.mm(self.weight_hh.t())
-        if self.bias_ih is not None:
-            if fold_bias:
-                return gi + gh + (self.bias_ih + self.bias_hh), None
-            gi = gi + self.bias_ih
-            gh = gh + self.bias_hh
-        return gi, gh
+        if self.bias_ih is None:
+            return (gi + gh, None) if fold_bias else (gi, gh)
+        if fold_bias:
+            return gi + gh + (self.bias_ih + self.bias_hh), None
+        return gi + self.bias_ih, gh + self.bias_hh
 
 
 class RNNCell(RNNCellBase):
@@ -584,13 +648,20 @@ class RNNCell(RNNCellBase):
     (ember.Size([2, 3]), ember.Size([3]))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
-                         dtype=dtype)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: Unknown nonlinearity '{nonlinearity}'. Select from "
-                             "'tanh' or 'relu'.")
+            raise ValueError(
+                f"RNNCell: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -611,13 +682,14 @@ class LSTMCell(RNNCellBase):
     (ember.Size([2, 3]), ember.Size([2, 3]))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
-                         dtype=dtype)
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
         ember = _ember()
         if hx is None:
             hx = (None, None)
@@ -640,10 +712,10 @@ class GRUCell(RNNCellBase):
     ember.Size([2, 3])
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
-                         dtype=dtype)
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         ember = _ember()
