@@ -96,6 +96,10 @@ def numpy_loop(data):
     return step
 
 
+def _value(loss) -> float:
+    return float(loss.detach()) if hasattr(loss, "detach") else float(loss)
+
+
 def time_steps(step, steps: int) -> float:
     step()
     t0 = time.perf_counter()
@@ -115,6 +119,11 @@ def main() -> None:
         loops["torch"] = torch_loop(data)
     except ImportError:
         print("PyTorch not installed: comparing with NumPy only")
+    first = {name: _value(step()) for name, step in loops.items()}  # same data: same loss
+    ref = first["numpy"]
+    for name, value in first.items():
+        if abs(value - ref) > 1e-4 * abs(ref):
+            raise SystemExit(f"{name} computed loss {value}, NumPy {ref}: results differ")
     best = {name: float("inf") for name in loops}
     for _ in range(args.repeats):
         for name, step in loops.items():

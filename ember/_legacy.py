@@ -5,6 +5,8 @@
 ember.float64
 >>> ember.FloatTensor([1, 2])
 tensor([1., 2.])
+>>> isinstance(ember.ones(2), ember.FloatTensor), ember.LongTensor(2).shape
+(True, ember.Size([2]))
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ class _LegacyTensorType(type):
     def __repr__(cls) -> str:
         return f"<class '{cls._prefix}.{cls.__name__}'>"
 
+    @property
+    def dtype(cls):
+        return cls._ember_dtype
+
+    @property
+    def is_cuda(cls) -> bool:
+        return cls._ember_device is not None
+
 
 def _make(name: str, dtype: _dt.DType, device: str | None):
     def __new__(cls, *args, device=None):
@@ -58,6 +68,17 @@ def _make(name: str, dtype: _dt.DType, device: str | None):
 
 CPU_TYPES = {name: _make(name, dt, None) for name, dt in _NAMES.items()}
 CUDA_TYPES = {name: _make(name, dt, "cuda") for name, dt in _NAMES.items()}
+
+
+def legacy_type(name: str):
+    """The legacy type for ``'ember.FloatTensor'``, ``'torch.cuda.LongTensor'`` and the like."""
+    from ._errors import DTypeError
+
+    parts = name.split(".")
+    table = CUDA_TYPES if parts[-2:-1] == ["cuda"] else CPU_TYPES
+    if parts[0] not in ("ember", "torch") or parts[-1] not in table or len(parts) > 3:
+        raise DTypeError(f"type: invalid type {name!r} (expected e.g. 'ember.FloatTensor')")
+    return table[parts[-1]]
 
 
 def legacy_name(t) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from ._errors import AutogradError, DTypeError, EmberError
+from ._errors import AutogradError, DTypeError, EmberError, ShapeError
 from ._shape import wrap_dim
 from .backend import CPU, Device, device_of
 
@@ -67,22 +67,39 @@ class Tensor:
 
     def __init__(self, *args, dtype=None, device=None, requires_grad: bool = False) -> None:
         dt = _dt.to_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            arr = np.asarray(getattr(args[0], "_data", args[0]), dtype=dt.np)
+        if not args:
+            arr = np.empty((0,), dtype=dt.np)
+        elif len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+            data = args[0]
+            data = data.numpy(force=True) if isinstance(data, Tensor) else data
+            try:
+                arr = np.array(data, dtype=dt.np)
+            except (TypeError, ValueError) as e:
+                raise EmberError(f"Tensor: can't build a {dt} tensor from {data!r}: {e}") from None
         else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
-            arr = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
+            shape = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
+            arr = np.empty(_shape_of(shape, "Tensor"), dtype=dt.np)
         if device is not None and Device(device) != CPU:
             from .backend import to_device
 
             arr = to_device(arr, Device(device))
-        _init(self, arr, requires_grad)
+        _init(self, arr, False)
+        if requires_grad:
+            self.requires_grad = True
 
     # -- construction used by ops (no checks, no copies) -------------------------------------
     @classmethod
     def _make(cls, data, requires_grad: bool = False) -> Tensor:
-        t = cls.__new__(cls)
-        _init(t, data, requires_grad)
+        t = _new(cls)  # the hot path of every op: _init inlined
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad = None
+        t._node = None
+        t._version = [0]
+        t._base = None
+        t._view_ops = None
+        t._hooks = None
+        t._retains_grad = False
         return t
 
     # -- metadata -----------------------------------------------------------------------------
@@ -149,8 +166,31 @@ class Tensor:
         return self._data.dtype.kind == "f" or self.dtype.is_floating_point
 
     def element_size(self) -> int:
-        """Bytes per element."""
+        """Bytes per element.
+
+        >>> import ember
+        >>> ember.ones(2, dtype=ember.float64).element_size()
+        8
+        """
         return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def get_device(self) -> int:
+        """The GPU index of a cuda tensor, -1 for a CPU tensor (as in PyTorch).
+
+        >>> import ember
+        >>> ember.ones(1).get_device()
+        -1
+        """
+        dev = self.device
+        return -1 if dev.type == "cpu" else (dev.index or 0)
 
     def is_contiguous(self) -> bool:
         """Whether the elements are laid out in row-major order without gaps."""
@@ -162,7 +202,10 @@ class Tensor:
         return st if dim is None else st[wrap_dim(dim, self.ndim, "stride")]
 
     def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0] if type(self._data) is np.ndarray else int(self._data.data.ptr)
+        """Address of the first element (equal for tensors sharing storage from the start)."""
+        if type(self._data) is np.ndarray:
+            return self._data.__array_interface__["data"][0]
+        return int(self._data.data.ptr)
 
     # -- autograd state ----------------------------------------------------------------------
     @property
@@ -220,7 +263,9 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise DTypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+                raise DTypeError(
+                    f"assigned grad must be a Tensor or None, got {type(value).__name__}"
+                )
             if value.shape != self.shape:
                 raise EmberError(
                     f"assigned grad has shape {tuple(value.shape)} but the tensor has shape "
@@ -266,7 +311,8 @@ class Tensor:
         self._node.retain(self)
 
     def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient.
 
         >>> import ember
         >>> x = ember.ones(2, requires_grad=True)
@@ -323,10 +369,19 @@ class Tensor:
         """
         if self._data.size != 1:
             raise EmberError(
-                f"a Tensor with {self._data.size} elements cannot be converted to a Python scalar"
+                f"item: a Tensor with {self._data.size} elements cannot be converted to a "
+                "Python scalar"
             )
         arr = self.numpy(force=True).reshape(())
         return float(arr) if arr.dtype == _dt.bfloat16.np else arr.item()
+
+    def _scalar(self, kind: str):
+        if self._data.size != 1:
+            raise ShapeError(
+                f"{kind}(): only one element tensors can be converted to Python scalars "
+                f"(got shape {tuple(self._data.shape)})"
+            )
+        return self.item()
 
     def tolist(self):
         """The data as (nested) Python lists of numbers.
@@ -341,14 +396,19 @@ class Tensor:
         return arr.tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise EmberError("only integer tensors of a single element can be converted to an index")
+            raise EmberError(
+                "only integer tensors of a single element can be converted to an index"
+            )
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -374,12 +434,31 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        if self._data.ndim == 0:
+            return format(self.item(), spec)  # f"{loss:.3f}" and f"{loss}" print the number
+        return object.__format__(self, spec)
 
     def __reduce__(self):
         return (_rebuild, (self.numpy(force=True).copy(), self._requires_grad))
+
+
+def _shape_of(shape, op: str) -> tuple:
+    """``shape`` as a tuple of non-negative ints, or an error naming ``op``."""
+    out = []
+    for s in shape:
+        if isinstance(s, (bool, float, np.floating)) or not hasattr(s, "__index__"):
+            raise ShapeError(
+                f"{op}: size must be a tuple of ints, got {type(s).__name__} {s!r} "
+                f"in {tuple(shape)}"
+            )
+        s = s.__index__()
+        if s < 0:
+            raise ShapeError(f"{op}: negative dimension {s} in size {tuple(shape)}")
+        out.append(s)
+    return tuple(out)
+
+
+_new = object.__new__
 
 
 def _rebuild(array, requires_grad):

@@ -41,6 +41,11 @@ def current_device() -> int:
 
 
 __all__ = [
-    "is_available", "device_count", "synchronize", "manual_seed", "manual_seed_all",
-    "current_device", *CUDA_TYPES,
+    "is_available",
+    "device_count",
+    "synchronize",
+    "manual_seed",
+    "manual_seed_all",
+    "current_device",
+    *CUDA_TYPES,
 ]

@@ -114,14 +114,16 @@ def from_numpy_dtype(np_dtype) -> DType:
 def to_dtype(spec) -> DType:
     """Turn a dtype spelling (ember dtype, NumPy dtype, Python type, name) into an ember DType.
 
+    Python's ``float`` means float64 and ``int`` int64, as ``dtype=float`` does in PyTorch.
+
     >>> import ember
     >>> ember.dtypes.to_dtype("float64"), ember.dtypes.to_dtype(float), ember.dtypes.to_dtype(int)
-    (ember.float64, ember.float32, ember.int64)
+    (ember.float64, ember.float64, ember.int64)
     """
     if isinstance(spec, DType):
         return spec
     if spec is float:
-        return get_default_dtype()
+        return float64
     if spec is int:
         return int64
     if spec is bool:
@@ -133,6 +135,8 @@ def to_dtype(spec) -> DType:
     legacy = getattr(spec, "_ember_dtype", None)
     if legacy is not None:
         return legacy
+    if isinstance(spec, str) or spec is None:
+        raise DTypeError(f"not a dtype: {spec!r}")
     try:
         return from_numpy_dtype(np.dtype(spec))
     except TypeError:
@@ -186,7 +190,8 @@ def result_type(*operands) -> DType:
     >>> import ember
     >>> ember.result_type(ember.ones(2, dtype=ember.int32), 2.5)
     ember.float32
-    >>> ember.result_type(ember.ones(2, dtype=ember.float16), ember.tensor(1.0, dtype=ember.float64))
+    >>> half, double = ember.float16, ember.float64
+    >>> ember.result_type(ember.ones(2, dtype=half), ember.tensor(1.0, dtype=double))
     ember.float16
     """
     dim = zero = None
@@ -209,5 +214,76 @@ def result_type(*operands) -> DType:
 
 
 def can_cast(src: DType, dst: DType) -> bool:
-    """Whether an in-place op may write a ``src`` result into a ``dst`` tensor (PyTorch's rule)."""
+    """Whether an in-place op may write a ``src`` result into a ``dst`` tensor (PyTorch's rule).
+
+    >>> import ember
+    >>> ember.can_cast(ember.int32, ember.float16), ember.can_cast(ember.float32, ember.int64)
+    (True, False)
+    """
     return src.category <= dst.category
+
+
+def is_floating_point(input) -> bool:
+    """Whether a tensor's dtype is a floating type.
+
+    >>> import ember
+    >>> ember.is_floating_point(ember.ones(1)), ember.is_floating_point(ember.arange(2))
+    (True, False)
+    """
+    return input.dtype.is_floating_point
+
+
+class finfo:
+    """Machine limits of a floating dtype: ``eps``, ``max``, ``min``, ``tiny``, ``resolution``.
+
+    >>> import ember
+    >>> ember.finfo(ember.float32).eps, ember.finfo(ember.float16).max, ember.finfo().bits
+    (1.1920928955078125e-07, 65504.0, 32)
+    """
+
+    def __init__(self, type: DType | None = None) -> None:  # noqa: A002  (PyTorch's name)
+        d = get_default_dtype() if type is None else to_dtype(type)
+        if not d.is_floating_point:
+            raise DTypeError(f"finfo: needs a floating dtype, got {d}; use ember.iinfo for it")
+        info = ml_dtypes.finfo(d.np)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = d.name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Limits of an integer dtype: ``min``, ``max``, ``bits``.
+
+    >>> import ember
+    >>> ember.iinfo(ember.int32).max, ember.iinfo(ember.uint8).min
+    (2147483647, 0)
+    """
+
+    def __init__(self, type: DType) -> None:  # noqa: A002  (PyTorch's name)
+        d = to_dtype(type)
+        if d.category != INT:
+            raise DTypeError(f"iinfo: needs an integer dtype, got {d}; use ember.finfo for it")
+        info = np.iinfo(d.np)
+        self.bits, self.min, self.max, self.dtype = (
+            int(info.bits),
+            int(info.min),
+            int(info.max),
+            d.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+dtype = DType  # ``isinstance(x.dtype, ember.dtype)`` as in PyTorch

@@ -6,11 +6,13 @@ One default generator (NumPy's PCG64) feeds every random op unless a ``generator
 >>> import ember
 >>> _ = ember.manual_seed(0); a = ember.rand(2)
 >>> _ = ember.manual_seed(0); b = ember.rand(2)
->>> bool((a == b).all())
+>>> a.tolist() == b.tolist()
 True
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
@@ -25,11 +27,14 @@ class Generator:
     """
 
     def __init__(self, device="cpu") -> None:
-        self.device = device
+        from .backend import Device
+
+        self.device = Device(device)
         self._seed = int(np.random.SeedSequence().entropy % (2**63))
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed: int) -> Generator:
+        """Reseed; returns the generator so ``Generator().manual_seed(0)`` chains."""
         self._seed = int(seed) % (2**64)
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
@@ -40,15 +45,22 @@ class Generator:
         return self._seed
 
     def initial_seed(self) -> int:
+        """The seed this generator was last seeded with."""
         return self._seed
 
     def get_state(self) -> dict:
         """The generator's state as a plain dict (JSON-able, no pickle)."""
         return {"seed": self._seed, "bit_generator": self.rng.bit_generator.state}
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: dict) -> Generator:
+        """Restore a state from ``get_state`` (the same numbers follow)."""
+        if not isinstance(state, dict) or "bit_generator" not in state:
+            from ._errors import EmberError
+
+            raise EmberError("set_state: expected a state from Generator.get_state()")
         self._seed = state["seed"]
         self.rng.bit_generator.state = state["bit_generator"]
+        return self
 
 
 default_generator = Generator()
@@ -70,7 +82,12 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
-    """Seed the default generator from fresh entropy; returns the seed."""
+    """Seed the default generator from fresh entropy; returns the seed.
+
+    >>> import ember
+    >>> s = ember.seed(); s == ember.initial_seed()
+    True
+    """
     return default_generator.seed()
 
 
@@ -80,13 +97,40 @@ def initial_seed() -> int:
 
 
 def get_rng_state() -> dict:
-    """The default generator's state (see ``Generator.get_state``)."""
+    """The default generator's state (see ``Generator.get_state``).
+
+    >>> import ember
+    >>> state = ember.get_rng_state(); a = ember.rand(2)
+    >>> ember.set_rng_state(state); a.tolist() == ember.rand(2).tolist()
+    True
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(state: dict) -> None:
     """Restore a state from ``get_rng_state``."""
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True):
+    """Run a block and then put the default generator's state back.
+
+    >>> import ember
+    >>> _ = ember.manual_seed(0)
+    >>> with ember.random.fork_rng():
+    ...     _ = ember.rand(3)
+    >>> a = ember.rand(1); _ = ember.manual_seed(0); a.tolist() == ember.rand(1).tolist()
+    True
+    """
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
 
 
 def rng(generator: Generator | None = None) -> np.random.Generator:

@@ -30,12 +30,16 @@ class Device:
             raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
         kind, _, idx = spec.partition(":")
         if kind not in ("cpu", "cuda"):
-            raise DeviceError(f"device: unknown device type {kind!r} (ember knows 'cpu' and 'cuda')")
+            raise DeviceError(
+                f"device: unknown device type {kind!r} (ember knows 'cpu' and 'cuda')"
+            )
         if idx:
             if not idx.isdigit():
                 raise DeviceError(f"device: bad device index in {spec!r}")
             index = int(idx)
         if kind == "cpu":
+            if index is not None and index != 0:
+                raise DeviceError(f"device: cpu has only index 0, got {index}")
             return CPU
         self = object.__new__(cls)
         self.type = "cuda"
@@ -96,6 +100,15 @@ def xp_of(array):
     if cuda.is_cupy_array(array):
         return cuda.xp()
     return np
+
+
+def full(shape: tuple, value, np_dtype, dev: Device):
+    """A new array of ``shape`` on ``dev`` filled with ``value`` (uninitialized when None)."""
+    if dev.type == "cpu":
+        return np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
+    from . import cuda
+
+    return cuda.full(shape, value, np_dtype, dev.index or 0)
 
 
 def to_device(array, dev: Device):

@@ -54,11 +54,23 @@ def to_host(array):
 
 def to_gpu(array, index: int):
     cp = xp()
+    _check_index(cp, index)
+    with cp.cuda.Device(index):
+        return cp.asarray(array)
+
+
+def full(shape: tuple, value, np_dtype, index: int):
+    """A CuPy array on GPU ``index`` filled with ``value`` (uninitialized when None)."""
+    cp = xp()
+    _check_index(cp, index)
+    with cp.cuda.Device(index):
+        return cp.empty(shape, np_dtype) if value is None else cp.full(shape, value, np_dtype)
+
+
+def _check_index(cp, index: int) -> None:
     count = cp.cuda.runtime.getDeviceCount()
     if index >= count:
         raise DeviceError(f"cuda:{index} does not exist: {count} GPU(s) visible")
-    with cp.cuda.Device(index):
-        return cp.asarray(array)
 
 
 def synchronize() -> None:

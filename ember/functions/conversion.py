@@ -44,58 +44,83 @@ class Clone(Op):
         return (g,)
 
 
-def _parse_to(args, kwargs):
+def _parse_to(args: tuple, kwargs: dict):
+    """PyTorch's three forms: ``to(device=None, dtype=None, non_blocking=False, copy=False)``,
+    ``to(dtype, non_blocking=False, copy=False)`` and
+    ``to(tensor, non_blocking=False, copy=False)``.
+    """
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
+    other = kwargs.pop("tensor", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:
-        raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
+        raise TypeError(f"to: unexpected keyword arguments {sorted(kwargs)}")
+    flags = []
     for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (_dt.DType, type)) or hasattr(a, "_ember_dtype"):
+        if isinstance(a, bool):
+            flags.append(a)
+        elif flags:
+            raise TypeError(f"to: unexpected argument {a!r} after non_blocking/copy")
+        elif isinstance(a, Tensor):
+            other = a
+        elif isinstance(a, _dt.DType) or a in (float, int, bool) or hasattr(a, "_ember_dtype"):
             dtype = a
         elif isinstance(a, (str, Device, int)):
-            if isinstance(a, str) and a.removeprefix("ember.").removeprefix("torch.") in _dt._BY_NAME and ":" not in a and a not in ("cpu", "cuda"):
-                dtype = a
-            else:
-                device = a
-        elif isinstance(a, bool):
-            pass
+            device = a
+        elif a is None:
+            continue
         else:
-            raise TypeError(f"to: unexpected argument {a!r}")
+            raise TypeError(
+                f"to: expected a dtype, a device or a tensor, got {type(a).__name__} {a!r}"
+            )
+    if other is not None:
+        dtype, device = other.dtype, other.device
+    if len(flags) > 2:
+        raise TypeError("to: too many positional arguments")
+    if len(flags) == 2:
+        copy = flags[1]
     return dtype, device, copy
 
 
 def to(self: Tensor, *args, **kwargs) -> Tensor:
-    """Convert dtype and/or move device: ``to(dtype)``, ``to('cuda')``, ``to(other)``.
+    """Convert dtype and/or move device; returns ``self`` when nothing changes (unless copy=True).
+
+    Forms: ``to(dtype)``, ``to('cuda')``, ``to('cuda', ember.float16)``, ``to(other_tensor)``,
+    ``to(device=..., dtype=..., non_blocking=..., copy=...)``.
 
     >>> import ember
     >>> ember.ones(1).to("cpu", ember.float64).dtype
     ember.float64
+    >>> x = ember.ones(1); x.to(ember.float32) is x
+    True
     """
-    dtype, device, copy = _parse_to(args, dict(kwargs))
+    dtype, device, copy = _parse_to(args, dict(kwargs)) if args or kwargs else (None, None, 0)
     out = self
     if device is not None:
         dev = Device(device)
         if dev != device_of(self._data):
             out = apply(ToDevice(dev), out)
     if dtype is not None:
-        out = cast(out, _dt.to_dtype(dtype))
+        out = _cast(out, _dt.to_dtype(dtype))
     if copy and out is self:
         out = clone(self)
     return out
 
 
-def cpu(self: Tensor) -> Tensor:
-    """This tensor on the CPU (itself if already there)."""
+def cpu(self: Tensor, memory_format=None) -> Tensor:
+    """This tensor on the CPU (itself if already there).
+
+    >>> import ember
+    >>> x = ember.ones(1); x.cpu() is x
+    True
+    """
     return to(self, "cpu")
 
 
-def cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
-    """This tensor on a GPU (``cuda:0`` unless given)."""
+def cuda(self: Tensor, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+    """This tensor on a GPU (``cuda:0`` unless given); a clear ``DeviceError`` without one."""
     dev = Device("cuda", device) if isinstance(device, int) or device is None else Device(device)
     return to(self, dev)
 
@@ -109,13 +134,16 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
     >>> ember.ones(1).type(ember.LongTensor).dtype
     ember.int64
     """
-    from .._legacy import legacy_name
+    from .._legacy import legacy_name, legacy_type
 
     if dtype is None:
         return legacy_name(self)
-    device = getattr(dtype, "_ember_device", None)
+    if isinstance(dtype, str):
+        dtype = legacy_type(dtype)
     out = to(self, _dt.to_dtype(dtype))
-    return to(out, device) if device is not None else out
+    if hasattr(dtype, "_ember_device"):  # a legacy type also says where: ember.FloatTensor = cpu
+        out = to(out, dtype._ember_device or "cpu")
+    return out
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
@@ -129,22 +157,46 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """Itself when row-major contiguous, else a contiguous copy."""
+    """Itself when row-major contiguous, else a contiguous copy (differentiable).
+
+    >>> import ember
+    >>> x = ember.ones(2, 3); x.contiguous() is x
+    True
+    """
     if self._data.flags.c_contiguous:
         return self
     return clone(self)
 
 
+def _cast(x: Tensor, dt: _dt.DType) -> Tensor:
+    """``cast``, but a non-floating result carries no history (it has no gradient in PyTorch)."""
+    out = cast(x, dt)
+    if out._node is not None and not dt.is_floating_point:
+        out._node = None
+        out._requires_grad = False
+    return out
+
+
 def _caster(dt):
     def convert(self: Tensor, memory_format=None) -> Tensor:
-        return cast(self, dt)
+        return _cast(self, dt)
 
-    convert.__doc__ = f"This tensor as {dt}."
+    convert.__name__ = convert.__qualname__ = dt.name
+    convert.__doc__ = f"This tensor as {dt} (itself when it already is; differentiable)."
     return convert
 
 
+def numel(input: Tensor) -> int:
+    """Number of elements of a tensor.
 
-__all__ = ["clone"]
+    >>> import ember
+    >>> ember.numel(ember.zeros(2, 3))
+    6
+    """
+    return input._data.size
+
+
+__all__ = ["clone", "numel"]
 TENSOR_METHODS = {
     "to": to,
     "cpu": cpu,
