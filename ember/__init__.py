@@ -7,8 +7,14 @@
 tensor([2., 4., 6.])
 """
 
-from . import _tensor_methods  # noqa: F401  (attaches the Tensor methods)
-from . import autograd, cuda, dtypes, optim, random
+import warnings as _warnings
+
+# NumPy's floating-point RuntimeWarnings (log(0), 0/0, overflow in a cast) raised by ember's own
+# modules stay silent, as PyTorch is: results carry inf/nan, and detect_anomaly finds them.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)")
+
+from . import _tensor_methods  # noqa: E402,F401  (attaches the Tensor methods)
+from . import autograd, cuda, dtypes, nn, optim, random
 from ._config import (
     enable_grad,
     inference_mode,
@@ -31,14 +37,19 @@ from .backend import Device, device
 from .dtypes import (
     DType,
     bfloat16,
+    can_cast,
+    dtype,
+    finfo,
     float16,
     float32,
     float64,
     get_default_dtype,
+    iinfo,
     int8,
     int16,
     int32,
     int64,
+    is_floating_point,
     promote_types,
     result_type,
     set_default_dtype,
@@ -48,10 +59,18 @@ from .dtypes import bool_ as bool  # noqa: A001  (PyTorch spells it ember.bool)
 from .functions.conversion import *  # noqa: F403
 from .functions.creation import *  # noqa: F403
 from .functions.elementwise import *  # noqa: F403
+from .functions.math import *  # noqa: F403
+from .functions.compare import *  # noqa: F403
+from .functions.logical import *  # noqa: F403
+from .functions.elementwise_inplace import *  # noqa: F403
 from .functions.linalg import *  # noqa: F403
 from .functions.reduce import *  # noqa: F403
 from .functions.shape import *  # noqa: F403
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .functions.indexing import *  # noqa: F403
+from ._repr import get_printoptions, printoptions, set_printoptions
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E501
+from . import data, utils  # ember.data, ember.utils.data (torch.utils.data)
+from .serialization import CheckpointError, load, save
 
 float = float32  # noqa: A001
 double = float64

@@ -5,16 +5,24 @@ from __future__ import annotations
 from ._tensor import Tensor
 from .functions import (
     autograd_methods,
+    compare,
     conversion,
     creation,
     elementwise,
+    elementwise_inplace,
+    indexing,
     inplace,
     linalg,
+    logical,
+    math,
     reduce,
     shape,
 )
 
-FAMILIES = (creation, elementwise, reduce, linalg, shape, conversion, inplace, autograd_methods)
+FAMILIES = (
+    creation, elementwise, math, compare, logical, elementwise_inplace,
+    reduce, linalg, shape, indexing, conversion, inplace, autograd_methods,
+)  # fmt: skip
 
 
 def attach() -> None:

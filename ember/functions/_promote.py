@@ -12,10 +12,44 @@ from .._tensor import Tensor
 from ..ops.elementwise import cast
 
 
+_CONSTANTS: dict = {}  # (type, value, numpy dtype) -> read-only 0-d host array
+
+
 def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor:
-    """A 0-d constant on ``like``'s device."""
-    xp = np if like is None or type(like._data) is np.ndarray else like.device.xp
-    return Tensor._make(xp.asarray(value, dtype=dtype.np))
+    """A 0-d constant on ``like``'s device; host constants are cached read-only arrays.
+
+    Integers that don't fit the dtype wrap around like a C cast, as PyTorch does
+    (``uint8_tensor + 300`` adds 44).
+    """
+    if like is None or type(like._data) is np.ndarray:
+        key = (type(value), value, dtype.np)
+        arr = _CONSTANTS.get(key)
+        if arr is None:
+            arr = _host_scalar(value, dtype)
+            arr.flags.writeable = False
+            if len(_CONSTANTS) < 4096:
+                _CONSTANTS[key] = arr
+        return Tensor._make(arr)
+    return Tensor._make(like.device.xp.asarray(_host_scalar(value, dtype)))
+
+
+def _host_scalar(value, dtype: _dt.DType) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=dtype.np)
+    except OverflowError:
+        return np.asarray(value).astype(dtype.np)
+
+
+def _scalar_result(x: Tensor, s) -> _dt.DType | None:
+    """The result dtype of tensor ``x`` with Python number ``s`` when it is ``x``'s own."""
+    kind = x._data.dtype.kind
+    ts = type(s)
+    if kind == "f":
+        if ts is float or ts is int:
+            return _dt.from_numpy_dtype(x._data.dtype)
+    elif kind in "iu" and ts is int:
+        return _dt.from_numpy_dtype(x._data.dtype)
+    return None
 
 
 def binary(a, b, op: str) -> tuple[Tensor, Tensor]:
@@ -26,12 +60,20 @@ def binary(a, b, op: str) -> tuple[Tensor, Tensor]:
                 return a, b
             dt = _dt.result_type(a, b)
             return cast(a, dt), cast(b, dt)
+        dt = _scalar_result(a, b)
+        if dt is not None:
+            return a, scalar_tensor(b, dt, a)
         dt = _dt.result_type(a, _check_scalar(b, op))
         return cast(a, dt), scalar_tensor(b, dt, a)
     if isinstance(b, Tensor):
+        dt = _scalar_result(b, a)
+        if dt is not None:
+            return scalar_tensor(a, dt, b), b
         dt = _dt.result_type(_check_scalar(a, op), b)
         return scalar_tensor(a, dt, b), cast(b, dt)
-    raise DTypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+    raise DTypeError(
+        f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}"
+    )
 
 
 def _check_scalar(x, op: str):

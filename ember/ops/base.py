@@ -40,6 +40,7 @@ from .._shape import broadcast_shapes, wrap_dim
 from ..backend import device_of, xp_of
 
 _ndarray = np.ndarray
+_BF16 = _dt.bfloat16.np
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,9 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
     if state.grad_enabled and op.differentiable:
         for x in inputs:
             if x._requires_grad:
-                t._requires_grad = True
-                t._node = Node(op, inputs, t)
+                if out.dtype.kind == "f" or out.dtype == _BF16:  # integer results carry no grad
+                    t._requires_grad = True
+                    t._node = Node(op, inputs, t)
                 break
     if state.anomaly:
         _anomaly_forward(op, inputs, t)
@@ -144,26 +146,34 @@ def _named_error(op: Op, inputs, cause: Exception) -> EmberError:
 
 
 def _anomaly_forward(op: Op, inputs, out: Tensor) -> None:
+    """Anomaly mode: remember where ``op`` was called (for backward errors) and stop on NaN/Inf."""
     site = _user_frame()
     if out._node is not None:
         out._node.trace = site
     arr = out._data
     if arr.dtype.kind == "f" and not bool(xp_of(arr).isfinite(arr).all()):
+        from .._errors import AutogradError
+
         bad = "NaN" if bool(xp_of(arr).isnan(arr).any()) else "Inf"
-        raise EmberError(
-            f"anomaly: {op.name} produced {bad} in its forward output of shape {tuple(arr.shape)} "
-            f"(inputs: {', '.join(str(tuple(t.shape)) for t in inputs)}), created at {site}"
+        described = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
+        raise AutogradError(
+            f"anomaly: {op.name} produced {bad} values in its forward output of shape "
+            f"{tuple(arr.shape)} (inputs: {described}); the op was called at {site}"
         )
 
 
 def _user_frame() -> str:
-    """The innermost stack frame outside ember: where user code called the op."""
+    """The innermost stack frame outside ember (where user code called the op), as
+    ``File "f.py", line 3, in fn: y = x.log()``."""
+    import linecache
     import os
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for frame in reversed(traceback.extract_stack()):
-        if not os.path.abspath(frame.filename).startswith(root):
-            return f'File "{frame.filename}", line {frame.lineno}, in {frame.name}: {frame.line}'
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    for frame, lineno in traceback.walk_stack(None):
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(root):
+            line = linecache.getline(filename, lineno, frame.f_globals).strip()
+            return f'File "{filename}", line {lineno}, in {frame.f_code.co_name}: {line}'
     return "<unknown>"
 
 

@@ -80,9 +80,6 @@ def _int_zero_division(xp, b, name: str) -> None:
         raise EmberError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
-_KIND_NAME = {"f": "Float", "b": "Bool"}
-
-
 def _require_integral(name: str, *specs) -> None:
     for s in specs:
         if s.dtype.is_floating_point:
@@ -169,7 +166,7 @@ class Sign(Unary):
             return x.copy()
         s = xp.sign(x)
         if x.dtype.kind == "f":
-            s[s != s] = 0
+            s = xp.where(s != s, xp.zeros((), x.dtype), s)
         return s
 
     def vjp(self, g, out, x):
@@ -290,7 +287,8 @@ class PowScalar(Unary):
     saves_inputs = True
 
     def forward(self, xp, x):
-        return x**self.exponent
+        out = x**self.exponent
+        return out if out.dtype == x.dtype else out.astype(x.dtype)  # bfloat16 ** 0.5 -> float32
 
     def vjp(self, g, out, x):
         c = self.exponent
@@ -408,15 +406,16 @@ class Tanh(Unary):
 
 @dataclass(frozen=True)
 class Sigmoid(Unary):
-    """1 / (1 + exp(-x)), computed without overflow; a primitive for that and for its
-    output-only gradient."""
+    """1 / (1 + exp(-x)); a primitive for its output-only gradient and to keep the
+    overflow of exp(-x) for very negative x quiet."""
 
     saves_output = True
 
     def forward(self, xp, x):
-        e = xp.exp(-xp.abs(x))
-        r = xp.reciprocal(e + 1)
-        return xp.where(x >= 0, r, e * r)
+        if xp is np:  # exp(-x) overflows to inf for x < -88 (float32): the result 0 is right
+            with np.errstate(over="ignore"):
+                return np.reciprocal(np.exp(-x) + 1)
+        return xp.reciprocal(xp.exp(-x) + 1)
 
     def vjp(self, g, out, x):
         return (mul(g, mul(out, sub(const_like(out, 1), out))),)
@@ -430,25 +429,60 @@ class Relu(Unary):
         return xp.maximum(x, 0)
 
     def vjp(self, g, out, x):
-        return (mul(g, cast(apply(GT, out, const_like(out, 0)), out.dtype)),)
+        return (where(apply(GT, out, const_like(out, 0)), g, const_like(g, 0)),)
 
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
 # (1969) 631-637: the coefficients of SPECFUN's CALERF (public domain, netlib).
-_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
-          3.20937758913846947e03, 1.85777706184603153e-1)
-_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
-          2.84423683343917062e03)
-_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
-          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
-          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
-_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
-          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
-          3.43936767414372164e03, 1.23033935480374942e03)
-_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
-          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
-_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
-          6.05183413124413191e-2, 2.33520497626869185e-3)
+_ERF_A = (
+    3.16112374387056560e00,
+    1.13864154151050156e02,
+    3.77485237685302021e02,
+    3.20937758913846947e03,
+    1.85777706184603153e-1,
+)
+_ERF_B = (
+    2.36012909523441209e01,
+    2.44024637934444173e02,
+    1.28261652607737228e03,
+    2.84423683343917062e03,
+)
+_ERF_C = (
+    5.64188496988670089e-1,
+    8.88314979438837594e00,
+    6.61191906371416295e01,
+    2.98635138197400131e02,
+    8.81952221241769090e02,
+    1.71204761263407058e03,
+    2.05107837782607147e03,
+    1.23033935479799725e03,
+    2.15311535474403846e-8,
+)
+_ERF_D = (
+    1.57449261107098347e01,
+    1.17693950891312499e02,
+    5.37181101862009858e02,
+    1.62138957456669019e03,
+    3.29079923573345963e03,
+    4.36261909014324716e03,
+    3.43936767414372164e03,
+    1.23033935480374942e03,
+)
+_ERF_P = (
+    3.05326634961232344e-1,
+    3.60344899949804439e-1,
+    1.25781726111229246e-1,
+    1.60837851487422766e-2,
+    6.58749161529837803e-4,
+    1.63153871373020978e-2,
+)
+_ERF_Q = (
+    2.56852019228982242e00,
+    1.87295284992346047e00,
+    5.27905102951428412e-1,
+    6.05183413124413191e-2,
+    2.33520497626869185e-3,
+)
 _SQRT_PI_INV = 5.6418958354775628695e-1
 _ERF_XBIG = 26.543
 
@@ -570,7 +604,9 @@ class Round(Rounding):
     def forward(self, xp, x):
         if x.dtype.kind != "f":
             return x.copy()
-        return xp.rint(x) if self.decimals == 0 else xp.round(x, self.decimals)
+        if self.decimals == 0:
+            return xp.rint(x)
+        return xp.round(x, self.decimals).astype(x.dtype, copy=False)
 
 
 @dataclass(frozen=True)
@@ -1102,7 +1138,8 @@ class ClampTensor(Op):
 
 
 ADD, SUB, MUL, DIV, POW, NEG = Add(), Sub(), Mul(), Div(), Pow(), Neg()
-EXP, LOG, SQRT, SIN, COS, SINH, COSH, SIGN = Exp(), Log(), Sqrt(), Sin(), Cos(), Sinh(), Cosh(), Sign()
+EXP, LOG, SQRT, SIGN = Exp(), Log(), Sqrt(), Sign()
+SIN, COS, SINH, COSH = Sin(), Cos(), Sinh(), Cosh()
 ZEROS_LIKE, WHERE = ZerosLike(), Where()
 FLOOR_DIVIDE, TRUNC_DIVIDE = FloorDivide(), TruncDivide()
 EQ, NE, LT, LE, GT, GE = Eq(), Ne(), Lt(), Le(), Gt(), Ge()

@@ -1,0 +1,268 @@
+"""In-place forms of the elementwise ops: ``x.exp_()``, ``x.relu_()``, ``x.masked_fill_(m, v)``,
+``x //= y``, ``x &= y``...
+
+Each is ``apply_inplace(x, out_of_place_op, ...)`` (see ``ember.functions.inplace``), so
+autograd's in-place rules hold; without autograd recording, the common float ops write
+straight into the array with NumPy's ``out=``. ``add_``, ``mul_``, ``clamp_``... live in
+``ember.functions.inplace``.
+
+>>> import ember
+>>> x = ember.tensor([-1.0, 2.0])
+>>> x.relu_(), x
+(tensor([0., 2.]), tensor([0., 2.]))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import state
+from .._errors import DTypeError, EmberError
+from .._shape import broadcast_shapes
+from .._tensor import Tensor
+from ..backend import xp_of
+from . import elementwise as F
+from . import logical
+from . import math as M
+from .inplace import apply_inplace
+
+_UNARY_DOC = """In-place ``{fn}``: writes ``{fn}(self)`` into ``self`` and returns it.
+
+    >>> import ember
+    >>> x = ember.tensor([0.5, 0.25])
+    >>> ember.equal(x.clone().{name}(), ember.{fn}(x))
+    True
+    """
+
+_BINARY_DOC = """In-place ``{fn}``: writes ``{fn}(self, other)`` into ``self`` and returns it.
+
+    >>> import ember
+    >>> x = ember.tensor([{a}])
+    >>> ember.equal(x.clone().{name}({b}), ember.{fn}(x, {b}))
+    True
+    """
+
+
+def _recording(x: Tensor, args) -> bool:
+    if not state.grad_enabled:
+        return False
+    return x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+
+
+def _fast_unary(x: Tensor, kernel) -> bool:
+    """Run ``kernel(xp, array)`` in place when autograd is not recording; False if it can't."""
+    d = x._data
+    if (state.grad_enabled and x._requires_grad) or d.dtype.kind != "f" or not d.flags.writeable:
+        return False
+    kernel(np if type(d) is np.ndarray else xp_of(d), d)
+    x._version[0] += 1
+    return True
+
+
+def _unary(name: str, fn, saves: bool, kernel=None):
+    def method(self: Tensor) -> Tensor:
+        if kernel is not None and _fast_unary(self, kernel):
+            return self
+        return apply_inplace(self, fn, name=name, saves_inputs=saves)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = _UNARY_DOC.format(fn=fn.__name__, name=name)
+    return method
+
+
+def _binary(name: str, fn, saves: bool, example=("7.0, -7.5", "2")):
+    def method(self: Tensor, other) -> Tensor:
+        return apply_inplace(self, fn, other, name=name, saves_inputs=saves)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = _BINARY_DOC.format(fn=fn.__name__, name=name, a=example[0], b=example[1])
+    return method
+
+
+# (name, out-of-place function, whether its vjp reads the input, fast no-grad kernel)
+_UNARY = [
+    ("abs_", F.abs, True, lambda xp, d: xp.abs(d, out=d)),
+    ("neg_", F.neg, False, lambda xp, d: xp.negative(d, out=d)),
+    ("sign_", F.sign, False, None),
+    ("reciprocal_", F.reciprocal, False, lambda xp, d: xp.reciprocal(d, out=d)),
+    ("square_", F.square, True, lambda xp, d: xp.square(d, out=d)),
+    ("exp_", M.exp, False, lambda xp, d: xp.exp(d, out=d)),
+    ("expm1_", M.expm1, False, lambda xp, d: xp.expm1(d, out=d)),
+    ("log_", M.log, True, lambda xp, d: xp.log(d, out=d)),
+    ("log1p_", M.log1p, True, lambda xp, d: xp.log1p(d, out=d)),
+    ("log2_", M.log2, True, lambda xp, d: xp.log2(d, out=d)),
+    ("log10_", M.log10, True, lambda xp, d: xp.log10(d, out=d)),
+    ("sqrt_", M.sqrt, False, lambda xp, d: xp.sqrt(d, out=d)),
+    ("rsqrt_", M.rsqrt, False, None),
+    ("sin_", M.sin, True, lambda xp, d: xp.sin(d, out=d)),
+    ("cos_", M.cos, True, lambda xp, d: xp.cos(d, out=d)),
+    ("tan_", M.tan, False, lambda xp, d: xp.tan(d, out=d)),
+    ("sinh_", M.sinh, True, lambda xp, d: xp.sinh(d, out=d)),
+    ("cosh_", M.cosh, True, lambda xp, d: xp.cosh(d, out=d)),
+    ("asin_", M.asin, True, lambda xp, d: xp.arcsin(d, out=d)),
+    ("acos_", M.acos, True, lambda xp, d: xp.arccos(d, out=d)),
+    ("atan_", M.atan, True, lambda xp, d: xp.arctan(d, out=d)),
+    ("tanh_", M.tanh, False, lambda xp, d: xp.tanh(d, out=d)),
+    ("sigmoid_", M.sigmoid, False, None),
+    ("relu_", M.relu, False, lambda xp, d: xp.maximum(d, 0, out=d)),
+    ("erf_", M.erf, True, None),
+    ("erfc_", M.erfc, True, None),
+    ("floor_", M.floor, False, lambda xp, d: xp.floor(d, out=d)),
+    ("ceil_", M.ceil, False, lambda xp, d: xp.ceil(d, out=d)),
+    ("trunc_", M.trunc, False, lambda xp, d: xp.trunc(d, out=d)),
+    ("frac_", M.frac, False, None),
+    ("logical_not_", logical.logical_not, False, None),
+    ("bitwise_not_", logical.bitwise_not, False, None),
+]
+
+_BINARY = [
+    ("floor_divide_", F.floor_divide, False),
+    ("remainder_", F.remainder, True),
+    ("fmod_", F.fmod, True),
+    ("atan2_", M.atan2, True),
+    ("clamp_min_", F.clamp_min, True),
+    ("clamp_max_", F.clamp_max, True),
+    ("logical_and_", logical.logical_and, False),
+    ("logical_or_", logical.logical_or, False),
+    ("logical_xor_", logical.logical_xor, False),
+]
+_BITWISE = [
+    ("bitwise_and_", logical.bitwise_and),
+    ("bitwise_or_", logical.bitwise_or),
+    ("bitwise_xor_", logical.bitwise_xor),
+]
+
+TENSOR_METHODS: dict = {}
+for _name, _fn, _saves, _kernel in _UNARY:
+    TENSOR_METHODS[_name] = _unary(_name, _fn, _saves, _kernel)
+for _name, _fn, _saves in _BINARY:
+    TENSOR_METHODS[_name] = _binary(_name, _fn, _saves)
+for _name, _fn in _BITWISE:
+    TENSOR_METHODS[_name] = _binary(_name, _fn, False, example=("12, 5", "10"))
+
+
+def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    """In-place ``round``.
+
+    >>> import ember
+    >>> ember.tensor([0.5, 1.5, 2.46]).round_(decimals=1)
+    tensor([0.5000, 1.5000, 2.5000])
+    """
+    if decimals == 0 and _fast_unary(self, lambda xp, d: xp.rint(d, out=d)):
+        return self
+    return apply_inplace(self, M.round, name="round_", decimals=decimals)
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
+    """Write ``value`` where ``mask`` is True (mask bool, broadcastable to this shape).
+
+    >>> import ember
+    >>> x = ember.zeros(2, 2)
+    >>> x.masked_fill_(ember.tensor([True, False]), 5.0)
+    tensor([[5., 0.],
+            [5., 0.]])
+    """
+    if not _recording(self, (value,)):
+        F._check_bool_mask(mask, "masked_fill_", "mask")
+        shape = tuple(self.shape)
+        if broadcast_shapes("masked_fill_", shape, tuple(mask.shape)) != shape:
+            raise EmberError(
+                f"masked_fill_: the mask of shape {tuple(mask.shape)} cannot be broadcast to the "
+                f"tensor's shape {shape}"
+            )
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise EmberError(
+                    "masked_fill_: only supports a 0-dimensional value tensor, but got tensor with "
+                    f"{value.ndim} dimension(s)"
+                )
+            value = value._data
+        elif isinstance(value, complex) or not isinstance(value, (int, float, np.generic)):
+            raise DTypeError(f"masked_fill_: value must be a number or a 0-d tensor, got {value!r}")
+        d = self._data
+        if not d.flags.writeable:
+            raise EmberError("masked_fill_: the tensor is a read-only broadcast view; clone() it")
+        xp = np if type(d) is np.ndarray else xp_of(d)
+        xp.copyto(d, xp.asarray(value, dtype=d.dtype), where=mask._data)
+        self._version[0] += 1
+        return self
+    # where() reads only the mask, never the old value: no copy needed
+    return apply_inplace(self, F.masked_fill, mask, value, name="masked_fill_")
+
+
+def _ifloordiv(self, other):
+    return TENSOR_METHODS["floor_divide_"](self, other)
+
+
+def _imod(self, other):
+    return TENSOR_METHODS["remainder_"](self, other)
+
+
+def _iand(self, other):
+    return TENSOR_METHODS["bitwise_and_"](self, other)
+
+
+def _ior(self, other):
+    return TENSOR_METHODS["bitwise_or_"](self, other)
+
+
+def _ixor(self, other):
+    return TENSOR_METHODS["bitwise_xor_"](self, other)
+
+
+TENSOR_METHODS.update(
+    {
+        "round_": round_,
+        "fix_": TENSOR_METHODS["trunc_"],
+        "absolute_": TENSOR_METHODS["abs_"],
+        "negative_": TENSOR_METHODS["neg_"],
+        "arcsin_": TENSOR_METHODS["asin_"],
+        "arccos_": TENSOR_METHODS["acos_"],
+        "arctan_": TENSOR_METHODS["atan_"],
+        "arctan2_": TENSOR_METHODS["atan2_"],
+        "masked_fill_": masked_fill_,
+        "__ifloordiv__": _ifloordiv,
+        "__imod__": _imod,
+        "__iand__": _iand,
+        "__ior__": _ior,
+        "__ixor__": _ixor,
+    }
+)
+
+# PyTorch also has these as functions: ember.relu_(x), ember.exp_(x)...
+abs_ = TENSOR_METHODS["abs_"]
+neg_ = TENSOR_METHODS["neg_"]
+exp_ = TENSOR_METHODS["exp_"]
+log_ = TENSOR_METHODS["log_"]
+sqrt_ = TENSOR_METHODS["sqrt_"]
+sigmoid_ = TENSOR_METHODS["sigmoid_"]
+tanh_ = TENSOR_METHODS["tanh_"]
+relu_ = TENSOR_METHODS["relu_"]
+sin_ = TENSOR_METHODS["sin_"]
+cos_ = TENSOR_METHODS["cos_"]
+floor_ = TENSOR_METHODS["floor_"]
+ceil_ = TENSOR_METHODS["ceil_"]
+trunc_ = TENSOR_METHODS["trunc_"]
+reciprocal_ = TENSOR_METHODS["reciprocal_"]
+rsqrt_ = TENSOR_METHODS["rsqrt_"]
+erf_ = TENSOR_METHODS["erf_"]
+
+__all__ = [
+    "abs_",
+    "neg_",
+    "exp_",
+    "log_",
+    "sqrt_",
+    "sigmoid_",
+    "tanh_",
+    "relu_",
+    "sin_",
+    "cos_",
+    "floor_",
+    "ceil_",
+    "trunc_",
+    "reciprocal_",
+    "rsqrt_",
+    "erf_",
+    "round_",
+]
