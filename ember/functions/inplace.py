@@ -52,7 +52,9 @@ def _alias(x: Tensor, copy: bool) -> Tensor:
     """The tensor's current value and history under a new name, so the new node can use it."""
     t = Tensor._make(x._data.copy() if copy else x._data, x._requires_grad)
     t._node = x._node
-    t._version = [x._version[0]] if copy else x._version
+    # A fresh counter either way: without a copy the caller vouches that the new node's vjp
+    # never reads this old value, so the write that follows must not fail its version check.
+    t._version = [x._version[0]]
     return t
 
 
@@ -77,13 +79,16 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
             f"{name}: the tensor (shape {tuple(x.shape)}) is a read-only broadcast view "
             "(from expand); clone() it before writing in place"
         )
+    node = result._node
+    rebase = node is not None and x._base is not None  # decided before anything is written
+    if rebase:
+        from .views import check_rebase, rebase_view
+
+        check_rebase(x)
     x._data[...] = result._data
     x._version[0] += 1
-    node = result._node
     if node is not None:
-        if x._base is not None:
-            from .views import rebase_view
-
+        if rebase:
             rebase_view(x, result)
             return x
         x._node = node

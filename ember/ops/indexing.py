@@ -50,9 +50,7 @@ def basic_shape(shape: tuple, key: tuple, op: str = "index") -> tuple:
             out.append(1)
             continue
         if d >= len(shape):
-            raise EmberIndexError(
-                f"{op}: too many indices for tensor of dimension {len(shape)}"
-            )
+            raise EmberIndexError(f"{op}: too many indices for tensor of dimension {len(shape)}")
         n = shape[d]
         if type(k) is tuple:
             out.append(len(range(*slice(k[1], k[2], k[3]).indices(n))))
@@ -105,6 +103,12 @@ class BasicIndex(Op):
     def __post_init__(self):
         object.__setattr__(self, "_np", _np_key(self.key) + (Ellipsis,))
 
+    @property
+    def node_name(self) -> str:  # PyTorch's name for the last indexing step
+        last = self.key[-1] if self.key else ...
+        kind = {int: "Select", tuple: "Slice", type(None): "Unsqueeze"}.get(type(last), "Alias")
+        return f"{kind}Backward0"
+
     def forward(self, xp, x):
         return x[self._np]
 
@@ -137,9 +141,22 @@ class BasicIndexGrad(Op):
         return (apply(BasicIndex(self.key), g),)
 
 
+_BASIC_OPS: dict = {}
+
+
+def basic_index(key: tuple) -> BasicIndex:
+    """The (cached) ``BasicIndex`` op for ``key``: building one costs more than indexing."""
+    op = _BASIC_OPS.get(key)
+    if op is None:
+        if len(_BASIC_OPS) > 4096:
+            _BASIC_OPS.clear()
+        op = _BASIC_OPS[key] = BasicIndex(key)
+    return op
+
+
 def slice_dim(x: Tensor, dim: int, start: int, stop: int) -> Tensor:
     """``x`` narrowed to ``start:stop`` along ``dim`` (a view)."""
-    return apply(BasicIndex((FULL,) * dim + (("s", start, stop, None),)), x)
+    return apply(basic_index((FULL,) * dim + (("s", start, stop, None),)), x)
 
 
 # -- advanced indexing: integer index tensors ----------------------------------------------
@@ -155,6 +172,7 @@ class AdvIndex(Op):
     """``x[key]`` where ``key`` holds index tensors (the op's other inputs): a copy."""
 
     key: tuple
+    node_name = "IndexBackward0"
 
     def forward(self, xp, x, *idx):
         try:
@@ -198,7 +216,7 @@ class AdvIndexGrad(Op):
 def select(x: Tensor, basic: tuple, adv: tuple | None, idx) -> Tensor:
     """The two-stage index PyTorch does: the basic key first (a view), then index tensors."""
     if basic:
-        x = apply(BasicIndex(basic), x)
+        x = apply(basic_index(basic), x)
     if adv is not None:
         x = apply(AdvIndex(adv), x, *idx)
     return x
@@ -401,6 +419,7 @@ class CopySlices(Op):
     """
 
     ops: tuple
+    node_name = "CopySlices"
 
     def forward(self, xp, base, src):
         out = xp.empty_like(base)

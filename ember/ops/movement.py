@@ -30,6 +30,7 @@ class Reshape(Op):
 
     shape: tuple
     is_view = True
+    node_name = "ViewBackward0"
 
     def forward(self, xp, x):
         if x.flags.c_contiguous:
