@@ -12,6 +12,7 @@ False
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -45,6 +46,8 @@ class _Mode:
 
     def __call__(self, fn):
         attr, value = self._attr, self._value
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(fn, attr, value)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -58,12 +61,56 @@ class _Mode:
         return wrapper
 
 
+def _wrap_generator(fn, attr: str, value):
+    """A generator function whose body runs in the mode each time it resumes (not in between)."""
+
+    def step(send, *args):
+        previous = getattr(state, attr)
+        setattr(state, attr, value)
+        try:
+            return send(*args)
+        finally:
+            setattr(state, attr, previous)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            response = step(gen.send, None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    gen.close()
+                    raise
+                except BaseException as e:
+                    response = step(gen.throw, e)
+                else:
+                    response = step(gen.send, request)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
+
+
+class _BareDecorator:
+    """Lets a mode taking no arguments decorate without parentheses: ``@ember.no_grad``."""
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        self.__init__()
+        return self(fn)  # not an instance: Python skips __init__
+
+
 class _GradMode(_Mode):
     _attr = "grad_enabled"
 
 
-class no_grad(_GradMode):
-    """Run without recording autograd history (context manager or decorator).
+class no_grad(_BareDecorator, _GradMode):
+    """Run without recording autograd history (context manager or decorator, with or without
+    parentheses). Thread-local, like every mode here.
 
     >>> import ember
     >>> @ember.no_grad()
@@ -72,11 +119,11 @@ class no_grad(_GradMode):
     False
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fn=None) -> None:
         super().__init__(False)
 
 
-class enable_grad(_GradMode):
+class enable_grad(_BareDecorator, _GradMode):
     """Record autograd history even inside ``no_grad`` (context manager or decorator).
 
     >>> import ember
@@ -86,7 +133,7 @@ class enable_grad(_GradMode):
     True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fn=None) -> None:
         super().__init__(True)
 
 
@@ -98,6 +145,13 @@ class inference_mode(_GradMode):
     ...     (ember.ones(1, requires_grad=True) * 2).requires_grad
     False
     """
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # @ember.inference_mode without parentheses
+            self.__init__()
+            return self(mode)
+        return self
 
     def __init__(self, mode: bool = True) -> None:
         super().__init__(not mode)
@@ -152,12 +206,34 @@ class detect_anomaly(_Mode):
 
 
 class set_detect_anomaly(detect_anomaly):
-    """Turn anomaly detection on or off (context manager or decorator)."""
+    """Turn anomaly detection on or off: at once, and undone on exit as a context manager.
+
+    >>> import ember
+    >>> with ember.autograd.set_detect_anomaly(True):
+    ...     ember.autograd.is_anomaly_enabled()
+    True
+    >>> ember.autograd.is_anomaly_enabled()
+    False
+    """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         _Mode.__init__(self, bool(mode) and check_nan)
+        self._saved.append(state.anomaly)
+        state.anomaly = self._value
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        state.anomaly = self._saved.pop()
+        return super().__call__(fn)
 
 
 def is_anomaly_enabled() -> bool:
-    """Whether anomaly detection is on."""
+    """Whether anomaly detection is on.
+
+    >>> import ember
+    >>> ember.autograd.is_anomaly_enabled()
+    False
+    """
     return state.anomaly

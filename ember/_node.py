@@ -3,6 +3,14 @@
 A node keeps the op, its input Tensors, the output's array and the version counters it must
 check before its vjp runs. The output Tensor is rebuilt from the array when a vjp needs it, so
 nodes never hold their output Tensor and history frees by reference counting alone.
+
+>>> import ember
+>>> x = ember.ones(2, requires_grad=True)
+>>> y = x * 2
+>>> y.grad_fn
+<MulBackward0 object>
+>>> y.grad_fn.next_functions
+((<AccumulateGrad object>, 0), (None, 0))
 """
 
 from __future__ import annotations
@@ -11,6 +19,11 @@ import weakref
 
 from ._errors import AutogradError
 from ._tensor import Tensor
+
+_HINT = (
+    "; hint: the op that changed it in place ran after this one's forward; enable "
+    "ember.autograd.set_detect_anomaly(True) to see where this op was created"
+)
 
 
 class Node:
@@ -43,8 +56,9 @@ class Node:
         self.freed = False
 
     def name(self) -> str:
-        """PyTorch-style name, e.g. ``MulBackward0``."""
-        return f"{self.op.name}Backward0"
+        """PyTorch-style name, e.g. ``MulBackward0`` (``MyFnBackward`` for a user Function)."""
+        custom = getattr(self.op, "node_name", None)
+        return custom if custom is not None else f"{self.op.name}Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()} object>"
@@ -55,12 +69,17 @@ class Node:
         if self.inputs is None:
             return ()
         return tuple(
-            (t._node if t._node is not None else (AccumulateGrad(t) if t._requires_grad else None), 0)
+            (
+                t._node
+                if t._node is not None
+                else (AccumulateGrad(t) if t._requires_grad else None),
+                0,
+            )
             for t in self.inputs
         )
 
     def register_hook(self, hook) -> None:
-        """Call ``hook(grad_output)`` before this node's vjp runs."""
+        """Call ``hook(grad_output)`` before this node's vjp runs; a returned tensor replaces it."""
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(hook)
@@ -76,33 +95,41 @@ class Node:
         return t
 
     def check_saved(self) -> None:
-        """Refuse to run a vjp whose saved tensors were changed in place since the forward."""
+        """Refuse to run a vjp whose saved tensors were freed or changed in place since forward."""
         if self.freed and (self.in_versions is not None or self.op.saves_output):
-            raise AutogradError(
-                f"{self.name()}: trying to backward through the graph a second time (or to use "
-                "saved tensors after they were freed); pass retain_graph=True to backward() or "
-                "autograd.grad() the first time if you need to backward twice"
-            )
+            raise freed_error(self.name())
         if self.in_versions is not None:
             for i, (t, v) in enumerate(zip(self.inputs, self.in_versions)):
                 if t._version[0] != v:
-                    raise AutogradError(
-                        f"{self.name()}: one of the variables needed for gradient computation has "
-                        f"been modified by an inplace operation: input {i} of shape "
-                        f"{tuple(t.shape)} ({t.dtype}) is at version {t._version[0]}; expected "
-                        f"version {v} instead"
-                    )
+                    raise version_error(self.name(), f"input {i}", t, t._version[0], v)
         if self.op.saves_output and self.out_counter[0] != self.out_version:
-            raise AutogradError(
-                f"{self.name()}: one of the variables needed for gradient computation has been "
-                f"modified by an inplace operation: its output of shape {self.out_data.shape} is "
-                f"at version {self.out_counter[0]}; expected version {self.out_version} instead"
+            raise version_error(
+                self.name(), "its output", self.output(), self.out_counter[0], self.out_version
             )
 
     def free(self) -> None:
         """Drop the saved tensors once backward is done with them (unless retain_graph)."""
         self.freed = True
         self.out_data = None
+
+
+def freed_error(name: str) -> AutogradError:
+    return AutogradError(
+        f"{name}: trying to backward through the graph a second time (or to directly access "
+        "saved tensors after they have already been freed); saved values are freed when you "
+        "call .backward() or autograd.grad(): pass retain_graph=True the first time if you "
+        "need to backward through the graph a second time"
+    )
+
+
+def version_error(name: str, which: str, t: Tensor, now: int, expected: int) -> AutogradError:
+    """The message for a saved tensor changed in place: the op, the tensor, both versions."""
+    made_by = f"output of {t._node.name()}" if t._node is not None else "a leaf"
+    return AutogradError(
+        f"{name}: one of the variables needed for gradient computation has been modified by "
+        f"an inplace operation: {which} [{t.dtype} of shape {tuple(t.shape)}] ({made_by}) is at "
+        f"version {now}; expected version {expected} instead{_HINT}"
+    )
 
 
 class AccumulateGrad:

@@ -3,6 +3,11 @@
 The vjps are ember ops, so with ``create_graph=True`` the backward pass records history of
 its own and can be differentiated again.
 
+The walk: an iterative depth-first topological sort from the outputs (no recursion, so RNN
+graphs thousands of ops deep are fine), pruned to the nodes that lead to the requested
+``inputs`` when there are some; then one pass in that order, each node's incoming gradients
+summed before its vjp runs. Gradients are keyed by node, and by ``id`` for leaves.
+
 >>> import ember
 >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
 >>> (gx,) = ember.autograd.grad((x * x).sum(), x)
@@ -12,11 +17,15 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import sys
+
 from .. import _config
 from .._errors import AutogradError, EmberError
 from .._tensor import Tensor
 from ..ops.base import apply
 from ..ops.elementwise import ADD
+
+_getrefcount = sys.getrefcount
 
 
 def _as_tuple(x) -> tuple:
@@ -27,47 +36,75 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+class GradSlots(list):
+    """The gradient of a node with several outputs (a user ``Function``): one entry per output,
+    ``None`` where that output got no gradient. Each output tensor has its own small node that
+    puts its gradient in its slot; the engine sums slots entry by entry."""
+
+    __slots__ = ()
+
+    def merged(self, other: GradSlots) -> GradSlots:
+        return GradSlots(
+            b if a is None else a if b is None else apply(ADD, a, b) for a, b in zip(self, other)
+        )
+
+
+def _add(prev, g):
+    if type(prev) is GradSlots:
+        return prev.merged(g)
+    return apply(ADD, prev, g)
+
+
 def _toposort(roots) -> list:
-    """Nodes reachable from ``roots``, each after every node that consumes it (iterative DFS)."""
-    order, seen = [], set()
+    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
+    order = []
+    seen = set()
     stack = [(n, False) for n in roots]
+    push, pop, mark, emit = stack.append, stack.pop, seen.add, order.append
     while stack:
-        node, done = stack.pop()
+        node, done = pop()
         if done:
-            order.append(node)
+            emit(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
-        stack.append((node, True))
+        mark(node)
+        push((node, True))
         for t in node.inputs:
             n = t._node
-            if n is not None and id(n) not in seen:
-                stack.append((n, False))
+            if n is not None and n not in seen:
+                push((n, False))
     order.reverse()
     return order
 
 
 def _prune(order: list, targets: set) -> set:
-    """ids of nodes on a path to a target (a node id or the id of a leaf Tensor)."""
+    """Nodes on a path to a target (targets hold nodes, and ``id``s of leaf Tensors)."""
     useful = set()
     for node in reversed(order):  # inputs before consumers
         for t in node.inputs:
-            key = id(t._node) if t._node is not None else id(t)
+            n = t._node
+            key = n if n is not None else id(t)
             if key in targets or key in useful:
-                useful.add(id(node))
+                useful.add(node)
                 break
     return useful
 
 
 def _initial_grads(outputs, grad_outputs) -> list:
+    if len(grad_outputs) > len(outputs):
+        raise AutogradError(
+            f"backward: got {len(grad_outputs)} gradients for {len(outputs)} outputs"
+        )
     grads = []
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):
             raise AutogradError(f"backward: output {i} is a {type(out).__name__}, not a Tensor")
         if not out._requires_grad:
             raise AutogradError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn "
+                f"(shape {tuple(out.shape)}): nothing it was computed from requires grad, or it "
+                "was computed under no_grad()"
             )
         g = grad_outputs[i] if i < len(grad_outputs) else None
         if g is None:
@@ -77,29 +114,30 @@ def _initial_grads(outputs, grad_outputs) -> list:
                     f"{i} has shape {tuple(out.shape)}; pass gradient= (a tensor of that shape)"
                 )
             g = Tensor._make(out.device.xp.ones(out._data.shape, dtype=out._data.dtype))
-        elif not isinstance(g, Tensor):
-            from ..functions.creation import tensor as _tensor
+        else:
+            if not isinstance(g, Tensor):
+                from ..functions.creation import tensor as _tensor
 
-            g = _tensor(g, dtype=out.dtype, device=out.device)
-        elif tuple(g.shape) != tuple(out.shape):
-            raise AutogradError(
-                f"backward: gradient {i} has shape {tuple(g.shape)} but the output has shape "
-                f"{tuple(out.shape)}"
-            )
+                g = _tensor(g, dtype=out.dtype, device=out.device)
+            if tuple(g.shape) != tuple(out.shape):
+                raise AutogradError(
+                    f"backward: mismatch in shape: gradient {i} has shape {tuple(g.shape)} but "
+                    f"output {i} has shape {tuple(out.shape)}"
+                )
+            if g._data.dtype != out._data.dtype:  # PyTorch casts to the output's dtype
+                from ..ops.elementwise import cast
+
+                g = cast(g, out.dtype)
         grads.append(g)
     return grads
 
 
-def _accumulate(table: dict, key, g):
-    prev = table.get(key)
-    table[key] = g if prev is None else apply(ADD, prev, g)
-
-
 def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool):
-    """The engine: returns {id(leaf or node): grad} for the leaves/nodes it reached.
+    """The engine: ``(leaves, leaf_grads, captured)``.
 
-    With ``inputs`` the walk is pruned to nodes that lead to them and only their gradients
-    are kept; without, every leaf that requires grad gets its gradient (for ``backward``).
+    ``leaf_grads`` maps ``id(leaf)`` to the leaf's gradient (``leaves`` maps it to the leaf);
+    ``captured`` maps each non-leaf input's node to its gradient. With ``inputs`` the walk is
+    pruned to nodes that lead to them; without, every leaf that requires grad is reached.
     """
     grads0 = _initial_grads(outputs, grad_outputs)
     node_grads: dict = {}
@@ -107,24 +145,28 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph
     leaves: dict = {}
     roots = []
     for out, g in zip(outputs, grads0):
-        if out._node is None:
-            _accumulate(leaf_grads, id(out), g)
-            leaves[id(out)] = out
+        n = out._node
+        if n is None:
+            k = id(out)
+            prev = leaf_grads.get(k)
+            leaf_grads[k] = g if prev is None else apply(ADD, prev, g)
+            leaves[k] = out
         else:
-            _accumulate(node_grads, id(out._node), g)
-            roots.append(out._node)
+            prev = node_grads.get(n)
+            node_grads[n] = g if prev is None else apply(ADD, prev, g)
+            roots.append(n)
     order = _toposort(roots)
     targets = useful = None
+    captured: dict = {}
     if inputs is not None:
-        targets = {id(t._node) if t._node is not None else id(t) for t in inputs}
+        targets = {t._node if t._node is not None else id(t) for t in inputs}
         useful = _prune(order, targets)
-    captured = {}
     anomaly = _config.state.anomaly
+    pop = node_grads.pop
     with _config.set_grad_enabled(create_graph):
         for node in order:
-            key = id(node)
-            g = node_grads.pop(key, None)
-            if g is None:
+            g = pop(node, None)
+            if g is None or (targets is not None and node not in useful and node not in targets):
                 continue
             if node.hooks:
                 for hook in node.hooks:
@@ -134,40 +176,61 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph
             if node.retained is not None:
                 t = node.retained()
                 if t is not None:
-                    t._grad = g if create_graph else g.detach()
+                    _accumulate_into_grad(t, g, create_graph, steal=False)
             if targets is not None:
-                if key in targets:
-                    captured[key] = g
-                if key not in useful:
+                if node in targets:
+                    captured[node] = g
+                if node not in useful:
                     continue
-            node.check_saved()
-            out = node.output() if node.op.saves_output else None
-            in_grads = node.op.vjp(g, out, *node.inputs)
-            if anomaly:
-                _anomaly_backward(node, in_grads)
-            for t, ig in zip(node.inputs, in_grads):
+            op = node.op
+            if node.in_versions is not None or op.saves_output or node.freed:
+                node.check_saved()
+            inputs_ = node.inputs
+            if anomaly:  # checked here, so a NaN names this node rather than an op in its vjp
+                in_grads = _anomaly_vjp(node, g)
+            else:
+                in_grads = op.vjp(g, node.output() if op.saves_output else None, *inputs_)
+            for t, ig in zip(inputs_, in_grads):
                 if ig is None or not t._requires_grad:
                     continue
                 n = t._node
                 if n is None:
-                    _accumulate(leaf_grads, id(t), ig)
-                    leaves[id(t)] = t
+                    k = id(t)
+                    prev = leaf_grads.get(k)
+                    if prev is None:
+                        leaf_grads[k] = ig
+                        leaves[k] = t
+                    else:
+                        leaf_grads[k] = apply(ADD, prev, ig)
                 else:
-                    _accumulate(node_grads, id(n), ig)
+                    prev = node_grads.get(n)
+                    node_grads[n] = ig if prev is None else _add(prev, ig)
             if not retain_graph:
                 node.free()
     return leaves, leaf_grads, captured
 
 
+def _anomaly_vjp(node, g) -> tuple:
+    state = _config.state
+    state.anomaly = False
+    try:
+        op = node.op
+        in_grads = op.vjp(g, node.output() if op.saves_output else None, *node.inputs)
+    finally:
+        state.anomaly = True
+    _anomaly_backward(node, in_grads)
+    return in_grads
+
+
 def _anomaly_backward(node, in_grads) -> None:
     for i, ig in enumerate(in_grads):
-        if ig is None:
+        if ig is None or type(ig) is GradSlots:
             continue
         arr = ig._data
         xp = ig.device.xp
         if arr.dtype.kind == "f" and not bool(xp.isfinite(arr).all()):
             bad = "NaN" if bool(xp.isnan(arr).any()) else "Inf"
-            raise EmberError(
+            raise AutogradError(
                 f"anomaly: function '{node.name()}' returned {bad} values in its gradient for "
                 f"input {i} (shape {tuple(arr.shape)}); the forward op was created at "
                 f"{node.trace or '<unknown: enable detect_anomaly before the forward pass>'}"
@@ -175,11 +238,10 @@ def _anomaly_backward(node, in_grads) -> None:
 
 
 def _run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
-    if t._hooks:
-        for hook in t._hooks:
-            r = hook(g)
-            if r is not None:
-                g = r
+    for hook in t._hooks:
+        r = hook(g)
+        if r is not None:
+            g = r
     return g
 
 
@@ -192,6 +254,8 @@ def backward(
 ) -> None:
     """Accumulate d(tensors)/d(leaf) into each leaf's ``.grad``.
 
+    ``inputs`` restricts the walk and the accumulation to those tensors (leaves or not).
+
     >>> import ember
     >>> x = ember.ones(3, requires_grad=True)
     >>> ember.autograd.backward((x * 2).sum()); x.grad
@@ -201,33 +265,83 @@ def backward(
     grad_outputs = _as_tuple(grad_tensors) if grad_tensors is not None else ()
     if retain_graph is None:
         retain_graph = create_graph
-    only = None if inputs is None else _as_tuple(inputs)
+    only = None
+    if inputs is not None:
+        only = _as_tuple(inputs)
+        if not only:
+            raise AutogradError("backward: 'inputs' argument should not be empty")
     leaves, leaf_grads, captured = run_backward(
         outputs, grad_outputs, only, retain_graph, create_graph
     )
     with _config.set_grad_enabled(create_graph):
-        for key, g in leaf_grads.items():
-            t = leaves[key]
-            if only is not None and not any(t is i for i in only):
-                continue
-            _accumulate_into_grad(t, _run_leaf_hooks(t, g), create_graph)
-        if only is not None:
+        if only is None:
+            for key in list(leaf_grads):
+                t = leaves[key]
+                g = leaf_grads.pop(key)
+                if t._hooks:
+                    g = _run_leaf_hooks(t, g)
+                _accumulate_into_grad(t, g, create_graph, steal=True)
+        else:
             for t in only:
-                if t._node is not None and id(t._node) in captured:
-                    _accumulate_into_grad(t, captured[id(t._node)], create_graph)
+                n = t._node
+                g = leaf_grads.pop(id(t), None) if n is None else captured.get(n)
+                if g is None:
+                    continue
+                if n is None and t._hooks:
+                    g = _run_leaf_hooks(t, g)
+                _accumulate_into_grad(t, g, create_graph, steal=n is None)
 
 
-def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    if t._grad is None:
+def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
+    """``t.grad += g`` with PyTorch's rules: the first gradient gets its own buffer (taken over
+    from ``g`` when nothing else can see ``g``'s array, else copied), later ones are added in
+    place; with ``create_graph`` the sum is out of place and differentiable."""
+    old = t._grad
+    if g._data.shape != t._data.shape or g._data.dtype != t._data.dtype:
+        g = _fit(t, g)
+    if old is None:
         if create_graph:
-            t._grad = g
-        else:  # a fresh buffer: vjps may return the same array to several inputs
-            t._grad = Tensor._make(g._data.copy())
-    elif create_graph or t._grad._requires_grad:
-        t._grad = apply(ADD, t._grad, g)
-    else:
-        t._grad._data += g._data
-        t._grad._version[0] += 1
+            from ..functions.conversion import clone
+
+            t._grad = clone(g)
+            return
+        arr = g._data
+        # Take g's array over when only this call sees it: g is referenced by the caller's local
+        # and this frame's argument (+1 for getrefcount), its array by g and ``arr`` (+1), and
+        # the array owns its memory. Any other holder (a user's tensor, a view, another leaf's
+        # grad, a node's saved output) raises a count, and then we copy.
+        if (
+            steal
+            and _getrefcount(g) <= 3
+            and _getrefcount(arr) <= 3
+            and arr.base is None
+            and not g._requires_grad
+        ):
+            t._grad = Tensor._make(arr)
+        else:
+            t._grad = Tensor._make(arr.copy())
+        return
+    if create_graph or old._requires_grad:
+        t._grad = apply(ADD, old, g)
+        return
+    try:
+        old._data += g._data
+    except ValueError:  # a read-only or otherwise unwritable .grad set by the user
+        t._grad = apply(ADD, old, g)
+        return
+    old._version[0] += 1
+
+
+def _fit(t: Tensor, g: Tensor) -> Tensor:
+    """A gradient made to match its leaf: cast to its dtype; a wrong shape is an error."""
+    if g._data.shape != t._data.shape:
+        raise AutogradError(
+            f"backward: the gradient computed for a leaf of shape {tuple(t.shape)} has shape "
+            f"{tuple(g.shape)} (an op's vjp or a hook returned the wrong shape)"
+        )
+    from ..ops.elementwise import cast
+
+    return cast(g, t.dtype)
 
 
 def grad(
@@ -237,6 +351,7 @@ def grad(
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (not stored in ``.grad``).
@@ -247,6 +362,8 @@ def grad(
     >>> ember.autograd.grad(g, x)[0]
     tensor(18.)
     """
+    if is_grads_batched:
+        raise EmberError("grad: is_grads_batched=True is not supported; loop over the batch")
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:
@@ -255,14 +372,19 @@ def grad(
         if not isinstance(t, Tensor):
             raise AutogradError(f"grad: input {i} is a {type(t).__name__}, not a Tensor")
         if not t._requires_grad:
-            raise AutogradError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
+            raise AutogradError(
+                f"grad: one of the differentiated tensors does not require grad: input {i} "
+                f"(shape {tuple(t.shape)})"
+            )
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else ()
     if retain_graph is None:
         retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
     leaves, leaf_grads, captured = run_backward(outs, gouts, ins, retain_graph, create_graph)
     result = []
     for i, t in enumerate(ins):
-        g = captured.get(id(t._node)) if t._node is not None else leaf_grads.get(id(t))
+        g = captured.get(t._node) if t._node is not None else leaf_grads.get(id(t))
         if g is not None and t._node is None and t._hooks:
             with _config.set_grad_enabled(create_graph):
                 g = _run_leaf_hooks(t, g)
@@ -271,8 +393,8 @@ def grad(
                 g = Tensor._make(t.device.xp.zeros(t._data.shape, dtype=t._data.dtype))
             elif not allow_unused:
                 raise AutogradError(
-                    f"grad: input {i} (shape {tuple(t.shape)}) was not used in the graph of the "
-                    "outputs; pass allow_unused=True to get None for it"
+                    f"grad: input {i} (shape {tuple(t.shape)}) appears to not have been used in "
+                    "the graph of the outputs; pass allow_unused=True to get None for it"
                 )
         result.append(g)
     return tuple(result)

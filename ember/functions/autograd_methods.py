@@ -12,8 +12,9 @@ from .._tensor import Tensor
 from ..autograd import engine
 
 
-def backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool = False,
-             inputs=None) -> None:
+def backward(
+    self: Tensor, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None
+) -> None:
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
 
     >>> import ember
