@@ -26,12 +26,30 @@ _HINT = (
 )
 
 
+def _edge(t: Tensor):
+    """The gradient destination of an input: its node, itself (a leaf that requires grad), or
+    None (a constant)."""
+    n = t._node
+    if n is not None:
+        return n
+    return t if t._requires_grad else None
+
+
+def _cross_version(inputs: tuple, i: int):
+    """Input ``i``'s version if another input requires grad (so its value will be read)."""
+    for j, t in enumerate(inputs):
+        if j != i and t._requires_grad:
+            return inputs[i]._version[0]
+    return None
+
+
 class Node:
     """One recorded op: ``op``, ``inputs`` and what backward needs to check and rebuild."""
 
     __slots__ = (
         "op",
         "inputs",
+        "edges",
         "out_data",
         "in_versions",
         "out_version",
@@ -46,8 +64,19 @@ class Node:
     def __init__(self, op, inputs: tuple, out: Tensor) -> None:
         self.op = op
         self.inputs = inputs
+        # Where each input's gradient goes, fixed now: a later in-place op that gives an input
+        # new history must not change what this node's gradient flows into.
+        self.edges = tuple([_edge(t) for t in inputs])
         self.out_data = out._data
-        self.in_versions = tuple([t._version[0] for t in inputs]) if op.saves_inputs else None
+        saves = op.saves_inputs
+        if not saves:
+            self.in_versions = None
+        elif saves == "cross":  # each input's value is read only for the others' gradients
+            self.in_versions = tuple(
+                [_cross_version(inputs, i) for i in range(len(inputs))]
+            )
+        else:
+            self.in_versions = tuple([t._version[0] for t in inputs])
         self.out_counter = out._version
         self.out_version = out._version[0]
         self.hooks = None
@@ -66,16 +95,8 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """The nodes feeding this one: ``(node, 0)`` per input, ``(None, 0)`` for constants."""
-        if self.inputs is None:
-            return ()
         return tuple(
-            (
-                t._node
-                if t._node is not None
-                else (AccumulateGrad(t) if t._requires_grad else None),
-                0,
-            )
-            for t in self.inputs
+            (e if e is None or isinstance(e, Node) else AccumulateGrad(e), 0) for e in self.edges
         )
 
     def register_hook(self, hook) -> None:
@@ -100,7 +121,7 @@ class Node:
             raise freed_error(self.name())
         if self.in_versions is not None:
             for i, (t, v) in enumerate(zip(self.inputs, self.in_versions)):
-                if t._version[0] != v:
+                if v is not None and t._version[0] != v:
                     raise version_error(self.name(), f"input {i}", t, t._version[0], v)
         if self.op.saves_output and self.out_counter[0] != self.out_version:
             raise version_error(

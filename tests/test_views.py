@@ -222,11 +222,6 @@ def test_write_through_view_of_fortran_base():
     np.testing.assert_allclose(results[0][1], results[1][1])
 
 
-@pytest.mark.xfail(
-    reason="engine: nodes resolve their inputs' history at backward time (t._node), so an op "
-    "recorded before an in-place write sees the new history (lead's engine/_node; see report)",
-    strict=False,
-)
 def test_consumer_recorded_before_write_keeps_old_history():
     got, want = (_run(m, _p_consumer_before_write) for m in (ember, torch))
     for g, t in zip(got, want):

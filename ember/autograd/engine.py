@@ -21,6 +21,7 @@ import sys
 
 from .. import _config
 from .._errors import AutogradError, EmberError
+from .._node import Node
 from .._tensor import Tensor
 from ..ops.base import apply
 from ..ops.elementwise import ADD
@@ -70,9 +71,8 @@ def _toposort(roots) -> list:
             continue
         mark(node)
         push((node, True))
-        for t in node.inputs:
-            n = t._node
-            if n is not None and n not in seen:
+        for n in node.edges:
+            if n is not None and n not in seen and isinstance(n, Node):
                 push((n, False))
     order.reverse()
     return order
@@ -82,9 +82,10 @@ def _prune(order: list, targets: set) -> set:
     """Nodes on a path to a target (targets hold nodes, and ``id``s of leaf Tensors)."""
     useful = set()
     for node in reversed(order):  # inputs before consumers
-        for t in node.inputs:
-            n = t._node
-            key = n if n is not None else id(t)
+        for n in node.edges:
+            if n is None:
+                continue
+            key = n if isinstance(n, Node) else id(n)
             if key in targets or key in useful:
                 useful.add(node)
                 break
@@ -190,16 +191,15 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph
                 in_grads = _anomaly_vjp(node, g)
             else:
                 in_grads = op.vjp(g, node.output() if op.saves_output else None, *inputs_)
-            for t, ig in zip(inputs_, in_grads):
-                if ig is None or not t._requires_grad:
+            for n, ig in zip(node.edges, in_grads):
+                if ig is None or n is None:
                     continue
-                n = t._node
-                if n is None:
-                    k = id(t)
+                if not isinstance(n, Node):  # a leaf that requires grad
+                    k = id(n)
                     prev = leaf_grads.get(k)
                     if prev is None:
                         leaf_grads[k] = ig
-                        leaves[k] = t
+                        leaves[k] = n
                     else:
                         leaf_grads[k] = apply(ADD, prev, ig)
                 else:

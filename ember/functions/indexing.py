@@ -32,7 +32,6 @@ from ..ops.elementwise import cast
 from ..ops.movement import Reshape
 from ._promote import scalar_tensor
 from .inplace import apply_inplace
-from .views import freeze_refs
 
 _FULL = I.FULL
 
@@ -273,7 +272,6 @@ def setitem(input: Tensor, key, value) -> None:
     if adv is not None:
         shape = I.adv_shape(shape, adv, [tuple(t.shape) for t in idx], "setitem")
     v = _fit_value(v, shape, "setitem")
-    freeze_refs(input, v._node)  # ``x[i] += v``: the value's graph holds x itself
     op = I.IndexPut(basic, adv)
     apply_inplace(input, lambda src, val, *ix: apply(op, src, val, *ix), v, *idx, name="setitem")
 

@@ -746,7 +746,7 @@ class Sub(Binary):
 
 @dataclass(frozen=True)
 class Mul(Binary):
-    saves_inputs = True
+    saves_inputs = "cross"  # a is read only for b's gradient and b only for a's
 
     def forward(self, xp, a, b):
         return a * b
