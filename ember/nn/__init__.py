@@ -7,7 +7,7 @@
 (True, True)
 """
 
-from . import init
+from . import init, utils
 from . import layers as _layers
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import *  # noqa: F403  (layers add themselves to layers/__init__.py)

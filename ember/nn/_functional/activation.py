@@ -80,13 +80,25 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    """Scaled ELU with the self-normalizing constants."""
+    """Scaled ELU with the self-normalizing constants.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.selu(ember.tensor([1.0]))
+    tensor([1.0507])
+    """
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return _inplace(input, elu(input, alpha) * scale, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.celu(ember.tensor([-1.0, 1.0]), 2.0)
+    tensor([-0.7869,  1.0000])
+    """
     out = ember.where(input > 0, input, ember.expm1(input.clamp(max=0) / alpha) * alpha)
     return _inplace(input, out, inplace)
 
@@ -140,8 +152,14 @@ def tanh(input: Tensor) -> Tensor:
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """log(sigmoid(x)), computed stably as -softplus(-x)."""
-    return -softplus(-input)
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.logsigmoid(ember.tensor([0.0]))
+    tensor([-0.6931])
+    """
+    return input.clamp(max=0) - ember.log1p(ember.exp(-input.abs()))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -211,3 +229,98 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
     return _inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x; ``weight`` has 1 or C (dimension 1) entries.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.prelu(ember.tensor([-2.0, 2.0]), ember.tensor([0.25]))
+    tensor([-0.5000,  2.0000])
+    """
+    if weight.numel() != 1:
+        c = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
+        if weight.numel() != c:
+            raise EmberError(
+                f"prelu: mismatch of parameter numbers and input channel size: weight has "
+                f"{weight.numel()} entries, input shape {tuple(input.shape)} has {c} channels"
+            )
+        if input.ndim >= 2:
+            weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
+    elif input.ndim:
+        weight = weight.reshape(())
+    return ember.where(input > 0, input, input * weight)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, their mean in eval.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.rrelu(ember.tensor([-3.0, 1.0]), 0.1, 0.3)
+    tensor([-0.6000,  1.0000])
+    """
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from ... import random as _random
+
+    slopes = _random.rng().uniform(lower, upper, tuple(input.shape)).astype(input._data.dtype)
+    slope = ember.tensor(slopes, device=input.device)
+    return _inplace(input, ember.where(input >= 0, input, input * slope), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.softsign(ember.tensor([1.0, -3.0]))
+    tensor([ 0.5000, -0.7500])
+    """
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.tanhshrink(ember.tensor([0.0]))
+    tensor([0.])
+    """
+    return input - ember.tanh(input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.hardshrink(ember.tensor([0.3, -0.7]))
+    tensor([ 0.0000, -0.7000])
+    """
+    return ember.where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.softshrink(ember.tensor([0.3, -0.7]))
+    tensor([ 0.0000, -0.2000])
+    """
+    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, 0.0))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else ``value``.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    return _inplace(input, ember.where(input > threshold, input, value), inplace)

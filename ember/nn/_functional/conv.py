@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
-from ...functions._promote import binary
+from ..._errors import DTypeError
 from ...ops.base import apply
 from ...ops.conv import Conv2d, Conv2dGradInput, conv_output_shape, out_size
 from ._args import pair
@@ -23,6 +23,20 @@ def _same_padding(kernel: tuple, dilation: tuple, stride: tuple, op: str) -> tup
     if any(t % 2 for t in total):
         return None  # asymmetric: caller pads explicitly
     return tuple(t // 2 for t in total)
+
+
+def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch refuses mixed dtypes here (no promotion): so do we, naming them."""
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype}")
+    if weight.dtype is not input.dtype or (bias is not None and bias.dtype is not input.dtype):
+        got = f"input {input.dtype}, weight {weight.dtype}"
+        if bias is not None:
+            got += f", bias {bias.dtype}"
+        raise DTypeError(
+            f"{op}: expected input, weight and bias of one dtype, got {got} (input shape "
+            f"{tuple(input.shape)}, weight shape {tuple(weight.shape)})"
+        )
 
 
 def _bias_shape(bias: Tensor, channels: int, op: str) -> Tensor:
@@ -65,7 +79,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         else:
             raise ValueError(f"{op}: invalid padding string {padding!r}, expected 'valid' or 'same'")
     padding = pair(padding, "padding", op)
-    x, w = binary(input, weight, op)
+    _check_dtypes(op, input, weight, bias)
+    x, w = input, weight
     conv = Conv2d(stride, padding, dilation, int(groups))
     conv_output_shape(x.shape, w.shape, conv)  # named errors before NumPy sees the shapes
     out = apply(conv, x, w)
@@ -138,12 +153,41 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     for size, got, k, s, p, d in zip(hs, (h, w), (kh, kw), stride, padding, dilation):
         if out_size(size, k, s, p, d) != got:
             raise ShapeError(f"{op}: inconsistent output size {tuple(hs)} for input {tuple(input.shape)}")
-    x, wt = binary(input, weight, op)
+    _check_dtypes(op, input, weight, bias)
+    x, wt = input, weight
     out_channels = weight.shape[1] * groups
     out = apply(Conv2dGradInput((n, out_channels, hs[0], hs[1]), stride, padding, dilation, int(groups)), x, wt)
     if bias is not None:
         out = out + _bias_shape(bias, out_channels, op)
     return out.reshape(*out.shape[1:]) if unbatched else out
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 1-D convolution of (N, C, L) or (C, L) input (height-1 conv_transpose2d).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.conv_transpose1d(ember.ones(1, 2, 4), ember.ones(2, 3, 3), stride=2).shape
+    ember.Size([1, 3, 9])
+    """
+    from ._args import single
+
+    op = "conv_transpose1d"
+    unbatched = input.ndim == 2
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.ndim != 3 or weight.ndim != 3:
+        raise ShapeError(
+            f"{op}: expected a 3-D input (N, C, L) and a 3-D weight (C, O/groups, k), got "
+            f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
+        )
+    out = conv_transpose2d(
+        input.unsqueeze(2), weight.unsqueeze(2), bias, (1, single(stride, "stride", op)),
+        (0, single(padding, "padding", op)), (0, single(output_padding, "output_padding", op)),
+        groups, (1, single(dilation, "dilation", op)),
+    ).squeeze(2)
+    return out.squeeze(0) if unbatched else out
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

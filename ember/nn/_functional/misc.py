@@ -14,7 +14,7 @@ import numpy as np
 
 import ember
 from ... import random as _random
-from ..._errors import EmberError, ShapeError
+from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
 
 
@@ -31,6 +31,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input shape {tuple(input.shape)} and weight shape {tuple(weight.shape)} "
             f"cannot be multiplied ({input.shape[-1] if input.ndim else 'scalar'} != "
             f"{weight.shape[-1]})"
+        )
+    if weight.dtype is not input.dtype or (bias is not None and bias.dtype is not input.dtype):
+        raise DTypeError(
+            f"linear: expected input, weight and bias of one dtype, got input {input.dtype}, "
+            f"weight {weight.dtype}" + (f", bias {bias.dtype}" if bias is not None else "")
         )
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
@@ -100,11 +105,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             f"embedding: expected integer indices, got {input.dtype} (convert with .long())"
         )
     n = weight.shape[0]
-    if input.numel() and (int(input.max()) >= n or int(input.min()) < -n):
-        raise EmberError(
-            f"embedding: index {int(input.max()) if int(input.max()) >= n else int(input.min())} "
-            f"is out of range for an embedding of {n} rows"
-        )
+    if input.numel():
+        lo, hi = int(input.min()), int(input.max())
+        if lo < 0 or hi >= n:
+            raise EmberIndexError(
+                f"embedding: index {hi if hi >= n else lo} is out of range for an embedding of "
+                f"{n} rows (indices shape {tuple(input.shape)}, weight shape "
+                f"{tuple(weight.shape)})"
+            )
     if max_norm is not None:
         with ember.no_grad():
             rows = input.reshape(-1).unique() if hasattr(input, "unique") else input.reshape(-1)

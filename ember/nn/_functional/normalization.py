@@ -128,12 +128,53 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return out
 
 
-def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalize each channel of each sample over its spatial positions."""
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalize each channel of each sample over its spatial positions.
+
+    With ``use_input_stats`` and running statistics given, those are updated in place with the
+    batch average of the per-instance statistics (as PyTorch does); without
+    ``use_input_stats`` the running statistics normalize instead.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.instance_norm(ember.tensor([[[1.0, 3.0]]]))
+    tensor([[[-1.0000,  1.0000]]])
+    """
+    if input.ndim < 3:
+        raise ShapeError(
+            f"instance_norm: expected an input (N, C, *spatial) with at least 3 dimensions, got "
+            f"{tuple(input.shape)}"
+        )
     n, c = input.shape[:2]
-    out = group_norm(input.reshape(1, n * c, *input.shape[2:]), n * c, eps=eps).reshape(input.shape)
     shape = _channel_shape(input)
+    if use_input_stats:
+        count = input.numel() // max(n * c, 1)
+        if count <= 1:
+            raise ShapeError(
+                f"instance_norm: expected more than 1 spatial element when training, got input "
+                f"size {tuple(input.shape)}"
+            )
+        dims = tuple(range(2, input.ndim))
+        mean = input.mean(dim=dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dim=dims, keepdim=True)
+        if running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(n, c).mean(0) * momentum)
+        if running_var is not None:
+            with no_grad():
+                unbiased = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+        out = centered * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise ShapeError(
+                "instance_norm: running_mean and running_var are needed when use_input_stats=False"
+            )
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:

@@ -102,6 +102,13 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
               for s, k, st, p in zip((h, w), kernel, stride, padding))
     if ho <= 0 or wo <= 0:
         raise ShapeError(f"{op}: input {tuple(x.shape)} is too small for kernel {kernel}")
+    if stride == kernel and padding == (0, 0) and ho * kernel[0] <= h and wo * kernel[1] <= w:
+        # windows tile the input: a reshape and a mean (or sum), no gather
+        if (ho * kernel[0], wo * kernel[1]) != (h, w):
+            x = x[:, :, : ho * kernel[0], : wo * kernel[1]]
+        tiles = x.reshape(n, c, ho, kernel[0], wo, kernel[1])
+        out = tiles.sum((3, 5)) / divisor_override if divisor_override else tiles.mean((3, 5))
+        return out.squeeze(0) if unbatched else out
     # pad explicitly (zeros), including ceil mode's extra right/bottom cells
     extra = [max(0, (o - 1) * st + k - (s + 2 * p)) for o, st, k, s, p in
              zip((ho, wo), stride, kernel, (h, w), padding)]

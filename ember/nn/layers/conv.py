@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 
-from ..._errors import ShapeError
+from ..._errors import EmberError, ShapeError
 from ..._tensor import Tensor
 from .. import init
 from .._functional._args import pair, single
-from .._functional.conv import conv1d, conv2d, conv_transpose2d
+from .._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from .._functional.padding import pad
 from ..module import Module
 from ..parameter import Parameter
-from .linear import _empty
+from .linear import _empty, _module_error
 
 
 class _ConvNd(Module):
@@ -105,11 +105,17 @@ class _ConvNd(Module):
 
     def _mode_padded(self, input: Tensor):
         """Input padded by padding_mode (non-zero modes), and the padding left for the conv."""
-        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+        if self.padding_mode == "zeros":
             return input, self.padding
-        pads = []
-        for p in reversed(self.padding):
-            pads += [p, p]
+        pads = []  # PyTorch's _reversed_padding_repeated_twice: last dimension first
+        for i in reversed(range(self._dims)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                pads += [total // 2, total - total // 2]
+            elif self.padding == "valid":
+                pads += [0, 0]
+            else:
+                pads += [self.padding[i], self.padding[i]]
         return pad(input, tuple(pads), mode=self.padding_mode), 0
 
 
@@ -130,7 +136,11 @@ class Conv2d(_ConvNd):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
         x, padding = self._mode_padded(input)
-        return conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+        try:
+            return conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                          self.groups)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
 
 class Conv1d(_ConvNd):
@@ -154,8 +164,11 @@ class Conv1d(_ConvNd):
         x, padding = self._mode_padded(input)
         if not isinstance(padding, str) and padding != 0:
             padding = padding[0]
-        return conv1d(x, self.weight, self.bias, self.stride[0], padding, self.dilation[0],
-                      self.groups)
+        try:
+            return conv1d(x, self.weight, self.bias, self.stride[0], padding, self.dilation[0],
+                          self.groups)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
 
 class ConvTranspose2d(_ConvNd):
@@ -170,7 +183,7 @@ class ConvTranspose2d(_ConvNd):
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         if padding_mode != "zeros":
-            raise ValueError('ConvTranspose2d: only "zeros" padding mode is supported')
+            raise ValueError(f'{type(self).__name__}: only "zeros" padding mode is supported')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
                          bias, padding_mode, True, output_padding, device, dtype)
 
@@ -179,23 +192,51 @@ class ConvTranspose2d(_ConvNd):
         output_padding = self.output_padding
         if output_size is not None:
             output_padding = self._output_padding_for(input, output_size)
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                output_padding, self.groups, self.dilation)
+        try:
+            return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                    output_padding, self.groups, self.dilation)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def _output_padding_for(self, input: Tensor, output_size) -> tuple:
-        size = tuple(output_size)[-2:]
+        d = self._dims
+        size = tuple(int(s) for s in output_size)[-d:]
         result = []
         for i, want in enumerate(size):
-            base = ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+            base = ((input.shape[-d + i] - 1) * self.stride[i] - 2 * self.padding[i]
                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
             extra = want - base
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+                top = base + max(self.stride[i], self.dilation[i]) - 1
                 raise ShapeError(
-                    f"ConvTranspose2d: requested output size {tuple(size)} is not reachable from "
-                    f"input {tuple(input.shape)} (valid sizes start at {base})"
+                    f"{type(self).__name__}: requested output size {size} is not reachable from "
+                    f"input {tuple(input.shape)} (valid sizes along dimension {i} are "
+                    f"{base} to {top})"
                 )
             result.append(extra)
         return tuple(result)
 
 
-__all__ = ["Conv2d", "Conv1d", "ConvTranspose2d"]
+class ConvTranspose1d(ConvTranspose2d):
+    """Transposed 1-D convolution over (N, C, L) input.
+
+    >>> import ember
+    >>> ember.nn.ConvTranspose1d(4, 2, 3, stride=2)(ember.ones(1, 4, 5)).shape
+    ember.Size([1, 2, 11])
+    """
+
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        self._check_input(input)
+        output_padding = self.output_padding
+        if output_size is not None:
+            output_padding = self._output_padding_for(input, output_size)
+        try:
+            return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                    output_padding, self.groups, self.dilation)
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+
+__all__ = ["Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d"]

@@ -9,11 +9,24 @@ from __future__ import annotations
 
 import math
 
+from ..._errors import EmberError, ShapeError
 from ..._tensor import Tensor
 from .. import init
 from .._functional.misc import bilinear, linear
 from ..module import Module
 from ..parameter import Parameter
+
+
+def _module_error(module, e: EmberError) -> EmberError:
+    """``e`` with the module's name in front instead of the function's: errors raised inside a
+    layer's forward read ``Conv2d: ...``, not ``conv2d: ...``."""
+    name, msg = type(module).__name__, str(e)
+    if msg.startswith(name + ":"):
+        return e
+    head, sep, rest = msg.partition(": ")
+    if sep and head.isidentifier() and head.islower():
+        msg = rest
+    return type(e)(f"{name}: {msg}")
 
 
 def _empty(*shape, device=None, dtype=None) -> Tensor:
@@ -65,7 +78,15 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return linear(input, self.weight, self.bias)
+        try:
+            return linear(input, self.weight, self.bias)
+        except ShapeError:
+            raise ShapeError(
+                f"Linear: expected input with {self.in_features} features (last dimension), got "
+                f"input shape {tuple(input.shape)}"
+            ) from None
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -92,6 +113,13 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        if (input1.ndim == 0 or input2.ndim == 0 or input1.shape[-1] != self.in1_features
+                or input2.shape[-1] != self.in2_features or input1.shape[:-1] != input2.shape[:-1]):
+            raise ShapeError(
+                f"Bilinear: expected inputs (*, {self.in1_features}) and (*, {self.in2_features}) "
+                f"with the same leading dimensions, got {tuple(input1.shape)} and "
+                f"{tuple(input2.shape)}"
+            )
         return bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -8,12 +8,13 @@ ember.Size([1, 2, 3])
 from __future__ import annotations
 
 from ..._config import no_grad
+from ..._errors import EmberError
 from ..._tensor import Tensor
 from .. import init
 from .._functional.misc import alpha_dropout, dropout, dropout2d, embedding
 from ..module import Module
 from ..parameter import Parameter
-from .linear import _empty
+from .linear import _empty, _module_error
 
 
 class Dropout(Module):
@@ -94,7 +95,10 @@ class Embedding(Module):
                    _weight=embeddings, _freeze=freeze)
 
     def forward(self, input: Tensor) -> Tensor:
-        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        try:
+            return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

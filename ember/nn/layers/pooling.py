@@ -7,9 +7,11 @@ ember.Size([1, 3, 4, 4])
 
 from __future__ import annotations
 
+from ..._errors import EmberError
 from ..._tensor import Tensor
 from .._functional import pooling as P
 from ..module import Module
+from .linear import _module_error
 
 
 class MaxPool2d(Module):
@@ -29,8 +31,11 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input: Tensor):
-        return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        try:
+            return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                self.ceil_mode, self.return_indices)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -41,8 +46,11 @@ class MaxPool1d(MaxPool2d):
     """Max over windows of (N, C, L) input."""
 
     def forward(self, input: Tensor):
-        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        try:
+            return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                self.ceil_mode, self.return_indices)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
 
 class AvgPool2d(Module):
@@ -63,8 +71,11 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        try:
+            return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad, self.divisor_override)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -83,8 +94,11 @@ class AvgPool1d(Module):
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        try:
+            return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -103,7 +117,10 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.adaptive_avg_pool2d(input, self.output_size)
+        try:
+            return P.adaptive_avg_pool2d(input, self.output_size)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -113,7 +130,10 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     """Average-pool (N, C, L) input to a fixed length."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.adaptive_avg_pool1d(input, self.output_size)
+        try:
+            return P.adaptive_avg_pool1d(input, self.output_size)
+        except EmberError as e:
+            raise _module_error(self, e) from None
 
 
 __all__ = ["MaxPool2d", "MaxPool1d", "AvgPool2d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d"]
