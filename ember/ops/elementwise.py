@@ -429,7 +429,24 @@ class Relu(Unary):
         return xp.maximum(x, 0)
 
     def vjp(self, g, out, x):
-        return (where(apply(GT, out, const_like(out, 0)), g, const_like(g, 0)),)
+        return (apply(ReluGrad(), g, out),)
+
+
+@dataclass(frozen=True)
+class ReluGrad(Op):
+    """``g`` where ``out > 0``, else 0 (PyTorch's threshold_backward): a primitive because
+    NumPy's ``where`` is ~8x slower here than a mask product, on every ReLU network's hot path."""
+
+    saves_inputs = True
+
+    def forward(self, xp, g, out):
+        return g * (out > 0)
+
+    def infer(self, g, out):
+        return Spec(tuple(g.shape), g.dtype)
+
+    def vjp(self, h, _, g, out):
+        return (apply(ReluGrad(), h, out) if g._requires_grad else None, None)
 
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
