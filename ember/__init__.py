@@ -71,6 +71,8 @@ from ._repr import get_printoptions, printoptions, set_printoptions
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E501
 from . import data, utils  # ember.data, ember.utils.data (torch.utils.data)
 from .serialization import CheckpointError, load, save
+from . import static  # noqa: E402  (ember.static: graphs, Session)
+from .static import compile  # noqa: E402,A004  (ember.compile)
 
 float = float32  # noqa: A001
 double = float64

@@ -93,6 +93,18 @@ def _wrap_generator(fn, attr: str, value):
     return wrapper
 
 
+class tracing(_Mode):
+    """Send every op to ``tracer.record`` instead of running it (``ember.static`` uses this).
+
+    >>> from ember._config import state, tracing
+    >>> with tracing(None):
+    ...     state.tracer is None
+    True
+    """
+
+    _attr = "tracer"
+
+
 class _BareDecorator:
     """Lets a mode taking no arguments decorate without parentheses: ``@ember.no_grad``."""
 

@@ -44,6 +44,8 @@ _BINARY_DOC = """In-place ``{fn}``: writes ``{fn}(self, other)`` into ``self`` a
 
 
 def _recording(x: Tensor, args) -> bool:
+    if state.tracer is not None:  # building a graph: every write goes through apply_inplace
+        return True
     if not state.grad_enabled:
         return False
     return x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -53,6 +55,8 @@ def _fast_unary(x: Tensor, kernel) -> bool:
     """Run ``kernel(xp, array)`` in place when autograd is not recording; False if it can't."""
     d = x._data
     if (state.grad_enabled and x._requires_grad) or d.dtype.kind != "f" or not d.flags.writeable:
+        return False
+    if state.tracer is not None:
         return False
     kernel(np if type(d) is np.ndarray else xp_of(d), d)
     x._version[0] += 1

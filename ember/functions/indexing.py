@@ -248,7 +248,9 @@ def setitem(input: Tensor, key, value) -> None:
         input._version[0] += 1
         return
     v = _value_tensor(value, input, "setitem")
-    if not (state.grad_enabled and (input._requires_grad or v._requires_grad)):
+    if state.tracer is None and not (
+        state.grad_enabled and (input._requires_grad or v._requires_grad)
+    ):
         data = input._data
         if not data.flags.writeable:
             raise EmberError(

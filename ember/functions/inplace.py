@@ -24,6 +24,8 @@ from . import elementwise as F
 
 
 def _recording(x: Tensor, args) -> bool:
+    if state.tracer is not None:  # building a graph: every write goes through apply_inplace
+        return True
     if not state.grad_enabled:
         return False
     if x._requires_grad:
@@ -85,7 +87,10 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
         from .views import check_rebase, rebase_view
 
         check_rebase(x)
-    x._data[...] = result._data
+    if state.tracer is not None:  # building a graph: rebind x to the new value (ember.static)
+        state.tracer.write(x, result)
+    else:
+        x._data[...] = result._data
     x._version[0] += 1
     if node is not None:
         if rebase:
@@ -101,6 +106,8 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
 
 def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, **kwargs) -> Tensor:
     """``x = fn(x, *args)`` in place, with autograd's in-place rules."""
+    if state.tracer is not None:
+        state.tracer.own(x)
     if _recording(x, args):
         check_inplace_allowed(x, name)
         src = _alias(x, copy=saves_inputs)
@@ -114,6 +121,8 @@ _UFUNC = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.t
 
 def _fast(x: Tensor, other, name: str) -> bool:
     """The no-autograd arithmetic update straight into x's array; False when it doesn't apply."""
+    if state.tracer is not None:
+        return False
     if state.grad_enabled and (x._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
         return False
     xd = x._data

@@ -24,6 +24,7 @@ import copy
 import numpy as np
 
 from .._config import no_grad
+from .._config import state as _mode
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
@@ -116,6 +117,9 @@ class Optimizer:
 
             with enable_grad():
                 loss = closure()
+        tracer = _mode.tracer
+        if tracer is not None and tracer.optimizer_step(self):  # ember.compile records it
+            return loss
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

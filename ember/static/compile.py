@@ -1,0 +1,461 @@
+"""``ember.compile``: trace eager code once per input signature, then run the graph.
+
+The first call with a new signature (each tensor argument's shape, dtype, device and
+``requires_grad``; the value of every Python number, string or None argument; the
+``training`` flags of the modules involved; grad mode) runs the function once under the tracer:
+every op, the backward pass and ``optimizer.step()`` become one graph. Later calls with the same
+signature run only the graph. A new signature traces again and prints one line saying which
+argument changed.
+
+What the function touches from outside (parameters, buffers, gradients, optimizer state, any
+tensor it closes over) is graph *state*: read from the same arrays on every run, and in-place
+updates (``optimizer.step()``, BatchNorm's running statistics, ``p.grad`` accumulation,
+``x.add_(...)``) are written back into them, so a compiled training step changes the model
+exactly as the eager step would. Modules and optimizers reachable from the arguments, the
+function's closure and the globals it names are found before tracing: their parameters'
+``.grad`` are state too, read as zeros when None, so accumulating gradients over calls without
+``zero_grad`` works as in eager mode.
+
+Rules of tracing:
+
+- Python control flow runs at trace time: loops are unrolled, ``if`` on Python values picks one
+  branch for this signature. Branching on a tensor's *value* (``if loss > 0``, ``loss.item()``)
+  raises ``TraceError`` pointing at the line: use ``ember.where`` or a Python argument.
+- Results are tensors without autograd history: compile the whole training step (forward,
+  ``backward()``, ``step()``), not just the forward, to train.
+- Random numbers drawn while tracing (dropout in training mode) are fixed in the graph: each
+  run reuses them. Views taken before an in-place write see the old value until the run ends.
+
+>>> import ember
+>>> @ember.compile
+... def f(x, scale):
+...     return (x * scale).sum()
+>>> f(ember.ones(3), 2.0)
+tensor(6.)
+>>> f(ember.ones(3), 2.0)  # same signature: the cached graph runs
+tensor(6.)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+
+import numpy as np
+
+from .._config import state, tracing
+from .._errors import EmberError
+from .._tensor import Tensor
+from .executor import Plan
+from .ir import Graph
+from .symbol import Symbol, TraceError
+from .trace import ArrayRef, GradRef, Tracer
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def compile(fn=None, *, name: str | None = None, verbose: bool = True):  # noqa: A001
+    """Compile ``fn`` (a function or a Module) into a graph, traced once per input signature.
+
+    >>> import ember
+    >>> lin = ember.nn.Linear(3, 2)
+    >>> fast = ember.compile(lin)
+    >>> fast(ember.ones(4, 3)).shape
+    ember.Size([4, 2])
+    """
+    if fn is None:
+        return functools.partial(compile, name=name, verbose=verbose)
+    return CompiledFunction(fn, name=name, verbose=verbose)
+
+
+class CompiledFunction:
+    """A traced, cached version of ``fn``: ``graph`` is the latest trace; ``traces`` counts them."""
+
+    def __init__(self, fn, name: str | None = None, verbose: bool = True) -> None:
+        from ..nn.module import Module
+
+        self.fn = fn
+        self.module = fn if isinstance(fn, Module) else None
+        self.__name__ = name or getattr(fn, "__name__", None) or type(fn).__name__
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+        self.verbose = verbose
+        self.traces = 0
+        self._cache: dict = {}
+        self._last = None  # (key, described leaves) of the latest call
+        self._latest = None
+        self._roots = None
+        self._found = None  # (modules, optimizers) reachable from fn, cached
+        self._positional = None
+        try:
+            target = fn.forward if self.module is not None else fn
+            self._signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            self._signature = None
+
+    def __repr__(self) -> str:
+        return f"<ember.compile of {self.__name__}: {self.traces} trace(s)>"
+
+    def __getattr__(self, name: str):
+        module = self.__dict__.get("module")
+        if module is None:
+            raise AttributeError(name)
+        attr = getattr(module, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+
+        @functools.wraps(attr)
+        def method(*args, **kwargs):  # ``fast.eval()`` returns the compiled module, not the raw one
+            out = attr(*args, **kwargs)
+            return self if out is module else out
+
+        return method
+
+    @property
+    def graph(self) -> Graph:
+        """The graph of the latest trace."""
+        if self._latest is None:
+            raise EmberError(f"{self.__name__}: not traced yet; call it once")
+        return self._latest.graph
+
+    def __call__(self, *args, **kwargs):
+        named = self._named_args(args, kwargs)
+        leaves: list = []
+        described: list = []
+        for path, value in named:
+            _flatten(value, path, leaves, described)
+        objects = tuple(d[2] for _, d in described if d[0] == "object")
+        if self._found is None or self._found[0] != objects:
+            self._found = (objects, self._collect(args, kwargs))
+        modules, optimizers = self._found[1]
+        key = (
+            tuple(d for _, d in described),
+            tuple(m.training for _, m in modules),
+            state.grad_enabled,
+        )
+        entry = self._cache.get(key)
+        if entry is None:
+            if self._last is not None and self.verbose:
+                why = _why(self._last, (key, described), modules)
+                print(f"ember.compile: retracing {self.__name__}: {why}", file=sys.stderr)
+            entry = self._trace(args, kwargs, named, leaves, modules, optimizers)
+            self._cache[key] = entry
+        self._last = (key, described)
+        self._latest = entry
+        return entry.run([t for t in leaves if isinstance(t, Tensor)])
+
+    # -- what the function can reach -------------------------------------------------------------
+    def _named_args(self, args, kwargs) -> list:
+        pos = self._positional
+        if pos is None and self._signature is not None:
+            pos = self._positional = []
+            for nm, prm in self._signature.parameters.items():
+                if prm.kind not in (prm.POSITIONAL_ONLY, prm.POSITIONAL_OR_KEYWORD):
+                    break
+                pos.append(nm)
+        if not kwargs and pos is not None and len(args) == len(pos):
+            return list(zip(pos, args))
+        if self._signature is not None:
+            try:
+                bound = self._signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}: {e}") from None
+            out = []
+            for name, value in bound.arguments.items():
+                kind = self._signature.parameters[name].kind
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    out += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+                elif kind is inspect.Parameter.VAR_KEYWORD:
+                    out += [(k, v) for k, v in value.items()]
+                else:
+                    out.append((name, value))
+            return out
+        return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
+
+    def _collect(self, args, kwargs):
+        """Modules and optimizers in the arguments, the closure and the globals ``fn`` names."""
+        from ..nn.module import Module
+        from ..optim.optimizer import Optimizer
+
+        if self._roots is None:
+            found = []
+            fn = self.fn
+            if self.module is not None:
+                found.append(("", self.module))
+            target = getattr(fn, "__func__", fn)
+            owner = getattr(fn, "__self__", None)
+            if owner is not None:
+                found.append(("self", owner))
+            code = getattr(target, "__code__", None)
+            if code is not None:
+                for cell, nm in zip(target.__closure__ or (), code.co_freevars):
+                    try:
+                        found.append((nm, cell.cell_contents))
+                    except ValueError:
+                        pass
+                glb = getattr(target, "__globals__", {})
+                for nm in code.co_names:
+                    if nm in glb:
+                        found.append((nm, glb[nm]))
+            self._roots = [(n, o) for n, o in found if isinstance(o, (Module, Optimizer))]
+        roots = list(self._roots)
+        for i, a in enumerate(list(args) + list(kwargs.values())):
+            if isinstance(a, (Module, Optimizer)):
+                roots.append((f"arg{i}", a))
+        modules, optimizers, seen = [], [], set()
+        for nm, obj in roots:
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, Module):
+                for sub_name, sub in obj.named_modules():
+                    if id(sub) not in seen or sub is obj:
+                        seen.add(id(sub))
+                        modules.append((_join(nm if self.module is None else "", sub_name), sub))
+            else:
+                optimizers.append((nm, obj))
+        return modules, optimizers
+
+    # -- tracing ----------------------------------------------------------------------------
+    def _trace(self, args, kwargs, named, leaves, modules, optimizers):
+        graph = Graph(self.__name__)
+        tracer = Tracer(graph, define=False)
+        params = []
+        for prefix, m in modules:
+            for pname, p in m.named_parameters(recurse=False):
+                params.append((_join(prefix, pname), p))
+            for bname, b in m.named_buffers(recurse=False):
+                if b is not None:
+                    tracer.names.setdefault(id(b._data), _join(prefix, bname))
+        for oname, opt in optimizers:
+            for gi, group in enumerate(opt.param_groups):
+                for pi, p in enumerate(group["params"]):
+                    params.append((f"{oname}.param_groups.{gi}.{pi}", p))
+        seen = set()
+        for pname, p in params:
+            if id(p) in seen:
+                continue
+            seen.add(id(p))
+            tracer.names.setdefault(id(p._data), pname)
+            if p._requires_grad and p._node is None:
+                tracer.track_grad(p, pname)
+        prev = state.tracer
+        if prev is not None and not getattr(prev, "define", False):
+            raise TraceError(f"{self.__name__}: ember.compile functions cannot be nested")
+        tensors = [(path, t) for path, t in _tensor_paths(named)]
+        try:
+            for path, t in tensors:
+                tracer.add_input(t, path)
+            with tracing(tracer):
+                result = self.fn(*args, **kwargs)
+                outs: list = []
+                structure = _out_structure(result, outs, tracer)
+                del result
+            clears = tracer.finish()
+        finally:
+            tracer.restore()
+            tracer.slots.clear()
+        graph.outputs = outs
+        _constants_from_temporaries(graph)
+        graph.validate()
+        self.traces += 1
+        return _Entry(graph, structure, clears)
+
+
+class _Entry:
+    """One trace: its graph, the plan to run it and how to rebuild the result."""
+
+    def __init__(self, graph: Graph, structure, clears: list) -> None:
+        self.graph = graph
+        self.structure = structure
+        self.clears = clears
+        effects = [n.output for n in graph.nodes if getattr(n.op, "has_side_effects", False)]
+        self.plan = Plan(graph, graph.outputs + effects)
+        self.n_out = len(graph.outputs)
+        self.refs = [v.ref for v in self.plan.state]
+
+    def run(self, tensors: list):
+        feeds = [t._data for t in tensors]
+        state_arrays = [r.read() for r in self.refs]
+        outs, stores = self.plan.run(feeds, state_arrays)
+        outs = outs[: self.n_out]
+        if stores:
+            targets = []
+            for v, _ in stores:
+                if v.kind == "input":
+                    targets.append(feeds[self.graph.inputs.index(v)])
+                elif isinstance(v.ref, ArrayRef):
+                    targets.append(v.ref.array)
+            for i, o in enumerate(outs):  # results must not change when the state is written
+                if o is not None and any(np.may_share_memory(o, t) for t in targets):
+                    outs[i] = o.copy()
+            protected = {id(a) for a in feeds} | {id(a) for a in state_arrays}
+            protected |= {id(o) for o in outs}
+            for v, arr in stores:
+                if v.kind == "input":
+                    dst = feeds[self.graph.inputs.index(v)]
+                    if dst is not arr:
+                        dst[...] = arr
+                    continue
+                ref = v.ref
+                if isinstance(ref, GradRef) and not ref.inplace:
+                    root = arr
+                    while root.base is not None:
+                        root = root.base
+                    if id(root) in protected or not arr.flags.writeable:
+                        arr = arr.copy()
+                        root = arr
+                    protected.add(id(root))  # a new gradient must own its memory
+                ref.store(arr)
+        for t in self.clears:
+            t._grad = None
+        it = iter(outs)
+        return _rebuild(self.structure, it)
+
+
+# -- pytrees of arguments and results ----------------------------------------------------------
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}.{b}" if a and b else a or b
+
+
+def _flatten(x, path: str, leaves: list, described: list) -> None:
+    """Leaves of an argument (tensors, Python scalars, other objects) and how each signs."""
+    if isinstance(x, Tensor):
+        if type(x._data) is Symbol:
+            raise TraceError(f"argument {path!r} is a symbolic tensor; pass concrete tensors")
+        leaves.append(x)
+        described.append(
+            (path, ("tensor", tuple(x._data.shape), x.dtype.name, str(x.device), x._requires_grad))
+        )
+    elif isinstance(x, _SCALARS):
+        leaves.append(x)
+        described.append((path, ("value", type(x).__name__, x)))
+    elif isinstance(x, (list, tuple)):
+        described.append((path, ("seq", type(x).__name__, len(x))))
+        for i, e in enumerate(x):
+            _flatten(e, f"{path}[{i}]", leaves, described)
+    elif isinstance(x, dict):
+        described.append((path, ("dict", tuple(x))))
+        for k, e in x.items():
+            _flatten(e, f"{path}[{k!r}]", leaves, described)
+    else:
+        leaves.append(x)
+        described.append((path, ("object", type(x).__name__, id(x))))
+
+
+def _tensor_paths(named):
+    out = []
+
+    def walk(x, path):
+        if isinstance(x, Tensor):
+            out.append((path, x))
+        elif isinstance(x, (list, tuple)):
+            for i, e in enumerate(x):
+                walk(e, f"{path}[{i}]")
+        elif isinstance(x, dict):
+            for k, e in x.items():
+                walk(e, f"{path}[{k!r}]")
+
+    for path, value in named:
+        walk(value, path)
+    return out
+
+
+def _why(last, now, modules) -> str:
+    """What differs between two signatures, for the retrace line."""
+    (old_key, old_desc), (new_key, new_desc) = last, now
+    reasons = []
+    if old_key[1] != new_key[1] and len(old_key[1]) == len(new_key[1]):
+        mode = {True: "train", False: "eval"}
+        for (mname, m), a, b in zip(modules, old_key[1], new_key[1]):
+            if a != b:
+                reasons.append(
+                    f"module {mname or type(m).__name__!r} switched {mode[a]} -> {mode[b]}"
+                )
+                break
+    old = dict(old_desc)
+    for path, d in new_desc:
+        o = old.get(path)
+        if o == d:
+            continue
+        if o is None:
+            reasons.append(f"new argument {path!r}")
+        elif o[0] == d[0] == "tensor":
+            for i, what in ((1, "shape"), (2, "dtype"), (3, "device"), (4, "requires_grad")):
+                if o[i] != d[i]:
+                    reasons.append(f"argument {path!r} {what} changed from {o[i]} to {d[i]}")
+                    break
+        elif o[0] == d[0] == "value":
+            reasons.append(f"argument {path!r} changed from {o[2]!r} to {d[2]!r}")
+        elif o[0] == d[0] == "object":
+            reasons.append(f"argument {path!r} is a different {d[1]} object")
+        else:
+            reasons.append(f"argument {path!r} changed kind ({o[0]} -> {d[0]})")
+        break
+    if old_key[2] != new_key[2]:
+        reasons.append(f"grad mode changed ({old_key[2]} -> {new_key[2]})")
+    return "; ".join(reasons) or "the argument structure changed"
+
+
+def _out_structure(x, outs: list, tracer: Tracer):
+    if isinstance(x, Tensor):
+        d = x._data
+        if type(d) is not Symbol:
+            d = tracer.capture(x)
+        elif d.graph is not tracer.graph:
+            raise TraceError("the traced function returned a tensor of another graph")
+        outs.append(d)
+        return ("tensor",)
+    if isinstance(x, (list, tuple)):
+        items = [_out_structure(e, outs, tracer) for e in x]
+        return ("seq", type(x), items)
+    if isinstance(x, dict):
+        return ("dict", type(x), [(k, _out_structure(e, outs, tracer)) for k, e in x.items()])
+    if isinstance(x, _SCALARS):
+        return ("const", x)
+    raise TraceError(
+        f"a traced function may return tensors, Python numbers, and lists, tuples and dicts of "
+        f"them; got {type(x).__name__}"
+    )
+
+
+def _rebuild(s, it):
+    kind = s[0]
+    if kind == "tensor":
+        arr = next(it)
+        return Tensor._make(arr)
+    if kind == "const":
+        return s[1]
+    if kind == "dict":
+        return s[1]((k, _rebuild(e, it)) for k, e in s[2])
+    items = [_rebuild(e, it) for e in s[2]]
+    return s[1](items) if s[1] in (list, tuple) else s[1](*items)
+
+
+def _constants_from_temporaries(graph: Graph) -> None:
+    """Drop state values nothing reads; state arrays nothing outside the graph holds any more
+    (made while tracing: scalars, the engine's ones...) become constants."""
+    assigned = {id(n.inputs[0]) for n in graph.nodes if getattr(n.op, "has_side_effects", False)}
+    used = {id(x) for n in graph.nodes for x in n.inputs} | {id(v) for v in graph.outputs}
+    keep = []
+    for v in graph.state:
+        if id(v) not in used:
+            continue  # captured but never read (an unused parameter's .grad...)
+        ref = v.ref
+        if isinstance(ref, ArrayRef) and id(v) not in assigned:
+            arr = ref.array
+            # holders: ref.array, ``arr``, getrefcount's argument
+            if sys.getrefcount(arr) <= 3:
+                v.kind = "const"
+                v.data = arr
+                v.ref = None
+                graph.constants.append(v)
+                continue
+        keep.append(v)
+    graph.state = keep
+
+
+__all__ = ["CompiledFunction", "compile"]

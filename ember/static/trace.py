@@ -1,0 +1,411 @@
+"""The tracer: what ``ember.ops.base.apply`` calls while a graph is being built.
+
+``state.tracer.record(op, inputs)`` infers the output's shape and dtype, appends a node and
+returns a Tensor holding a ``Symbol``; when grad mode is on and an input requires grad it also
+gets an autograd ``Node``, exactly as in eager mode, so ``loss.backward()``,
+``ember.autograd.grad`` and ``static.gradients`` run the same vjp rules and their ops are
+recorded too.
+
+Two modes:
+
+- **define** (placeholders and Variables, ``Graph.as_default``): only ops with a symbolic input
+  are recorded; ops on concrete tensors run eagerly as usual, and concrete tensors that meet
+  symbolic ones become constants (copied: the graph keeps the value they had).
+- **trace** (``ember.compile``): every op is recorded. A concrete tensor that reaches an op is
+  *captured*: its array becomes a state value (keyed by the array's identity, so aliases share
+  it) and the tensor's ``_data`` is swapped for the value's Symbol until tracing ends. In-place
+  writes (``add_``, ``x[i] = v``, ``.grad`` accumulation, BatchNorm's running stats) rebind the
+  tensor to the new Symbol; ``finish`` appends one ``Assign`` per array whose value changed, so
+  each run writes it back into the same array. ``optimizer.step()`` records one side-effecting
+  ``OptimizerUpdate`` node per parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._config import state
+from .._node import Node as _AutogradNode
+from .._tensor import Tensor
+from ..ops.base import Op, Spec, apply
+from .ir import Assign, Graph, Value
+from .symbol import Symbol, TraceError, device_tag
+
+_BF16 = _dt.bfloat16.np
+
+
+class _Slot:
+    """One captured array: the value it had when the run starts and the latest value."""
+
+    __slots__ = ("array", "first", "current")
+
+    def __init__(self, array, first: Value) -> None:
+        self.array = array
+        self.first = first
+        self.current = first
+
+
+class ArrayRef:
+    """Where a captured state array lives: the array itself (stores write into it)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array) -> None:
+        self.array = array
+
+    def read(self):
+        return self.array
+
+    def store(self, value) -> None:
+        if value is not self.array:
+            self.array[...] = value
+
+
+class GradRef:
+    """A tensor's ``.grad``: read at the start of a run (zeros when it is None), stored at the
+    end (into the existing gradient when ``inplace``, else as a new tensor)."""
+
+    __slots__ = ("tensor", "inplace")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+        self.inplace = False
+
+    def read(self):
+        g = self.tensor._grad
+        if g is not None:
+            return g._data
+        d = self.tensor._data
+        return self.tensor.device.xp.zeros(d.shape, d.dtype)
+
+    def store(self, value) -> None:
+        t = self.tensor
+        g = t._grad
+        if self.inplace and g is not None and g._data.shape == value.shape:
+            if g._data is not value:
+                g._data[...] = value
+            g._version[0] += 1
+        else:
+            t._grad = Tensor._make(value)
+
+
+@dataclass(frozen=True, eq=False)
+class OptimizerUpdate(Op):
+    """``p_new = update(p, g)``: one optimizer step for one parameter, in place on the arrays
+    (``p`` and the optimizer's own state), reading the group's hyperparameters at run time.
+    Never removed or merged by passes; cannot be saved to a file."""
+
+    optimizer: object
+    param: object
+    group: object
+
+    has_side_effects = True
+    differentiable = False
+    serializable = False
+
+    @property
+    def name(self) -> str:
+        return f"{type(self.optimizer).__name__}Update"
+
+    def forward(self, xp, p, g):
+        opt, param, group = self.optimizer, self.param, self.group
+        st = opt.state.get(param)
+        if st is None:
+            st = opt.state[param] = opt.init_state(param, group)
+        if group.get("maximize"):
+            g = -g
+        opt.update(p, g, st, group)
+        return p
+
+    def infer(self, p, g):
+        return Spec(tuple(p.shape), p.dtype)
+
+
+class Tracer:
+    """Builds ``graph`` from ember ops; ``define`` picks the mode (see the module docstring)."""
+
+    def __init__(self, graph: Graph, define: bool) -> None:
+        self.graph = graph
+        self.define = define
+        self.slots: dict = {}  # id(array) -> _Slot (the slot keeps the array alive)
+        self.swapped: dict = {}  # id(tensor) -> (tensor, original _data, slot)
+        self.names: dict = {}  # id(array) -> name for state values
+        self.dim_arrays: dict = {}  # id(array) -> (array, Dim): numbers made from unknown sizes
+        self.grads: list = []  # (tensor, its .grad, GradRef state value, stand-in .grad)
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, op: Op, inputs) -> Tensor:
+        graph = self.graph
+        syms = []
+        symbolic = False
+        for t in inputs:
+            d = t._data
+            if type(d) is Symbol:
+                if d.graph is not graph:
+                    raise TraceError(
+                        f"{op.name}: an input ({d!r}) belongs to graph '{d.graph.name}', not to "
+                        f"the graph being built ('{graph.name}')"
+                    )
+                symbolic = True
+            elif self.dim_arrays and _root_id(d) in self.dim_arrays:
+                symbolic = True
+            syms.append(d)
+        if self.define and not symbolic:
+            return self._eager(op, inputs)
+        for i, t in enumerate(inputs):
+            if type(syms[i]) is not Symbol:
+                syms[i] = self.capture(t)
+        if self.define:
+            _check_known_sizes(op)
+        try:
+            spec = op.infer(*inputs)
+        except NotImplementedError:
+            spec = _infer_by_running(op, inputs)
+        dtype = spec.dtype.np if isinstance(spec.dtype, _dt.DType) else spec.dtype
+        out = graph.add_node(op, syms, spec.shape, dtype)
+        out.device = syms[0].device if syms else None
+        t = Tensor._make(out)
+        if op.is_view:
+            src = inputs[0]
+            t._version = src._version
+            t._base = src._base if src._base is not None else src
+            t._view_ops = (src._view_ops or ()) + (op,)
+        if state.grad_enabled and op.differentiable:
+            for x in inputs:
+                if x._requires_grad:
+                    if out.dtype.kind == "f" or out.dtype == _BF16:
+                        t._requires_grad = True
+                        t._node = _AutogradNode(op, inputs, t)
+                    break
+        return t
+
+    def _eager(self, op: Op, inputs) -> Tensor:
+        state.tracer = None
+        try:
+            return apply(op, *inputs)
+        except Exception:
+            _check_known_sizes(op)
+            raise
+        finally:
+            state.tracer = self
+
+    # -- capturing concrete tensors -------------------------------------------------------------
+    def capture(self, t: Tensor) -> Symbol:
+        """The Symbol for concrete tensor ``t`` (a constant in define mode, else its state value,
+        which ``t`` holds from now until ``finish``)."""
+        arr = t._data
+        slot = self.slots.get(id(arr))
+        if slot is None:
+            if self.define and self.dim_arrays and _root_id(arr) in self.dim_arrays:
+                from .dims import dim_value_node
+
+                v = dim_value_node(self.graph, self.dim_arrays[_root_id(arr)][1], arr.dtype)
+                slot = self.slots[id(arr)] = _Slot(arr, v)
+                return v
+            if self.define:
+                host = arr.copy()
+                v = self.graph.add_constant(host)
+                v.device = device_tag(arr)
+                slot = self.slots[id(arr)] = _Slot(arr, v)
+                return v
+            v = self.graph.add_state(arr.shape, arr.dtype, ArrayRef(arr), self.names.get(id(arr)))
+            v.device = device_tag(arr)
+            slot = self.slots[id(arr)] = _Slot(arr, v)
+        if self.define:
+            return slot.current
+        if id(t) not in self.swapped:
+            self.swapped[id(t)] = (t, arr, slot)
+        t._data = slot.current
+        return slot.current
+
+    def add_input(self, t: Tensor, name: str | None = None) -> Symbol:
+        """Make concrete tensor ``t`` a graph input (fed on every run)."""
+        arr = t._data
+        slot = self.slots.get(id(arr))
+        if slot is None:
+            v = self.graph.add_input(arr.shape, arr.dtype, name)
+            v.device = device_tag(arr)
+            slot = self.slots[id(arr)] = _Slot(arr, v)
+        if id(t) not in self.swapped:
+            self.swapped[id(t)] = (t, arr, slot)
+        t._data = slot.current
+        return slot.current
+
+    def own(self, x: Tensor) -> None:
+        """Capture ``x`` before an in-place op reads it (so its alias is symbolic too)."""
+        if not self.define and type(x._data) is not Symbol:
+            self.capture(x)
+            if x._base is not None and type(x._base._data) is not Symbol:
+                self.capture(x._base)
+
+    def track_grad(self, t: Tensor, name: str | None) -> None:
+        """Make ``t.grad`` graph state: read when a run starts (zeros if None) and written back
+        when it ends, so accumulation without ``zero_grad`` works as in eager mode."""
+        g0 = t._grad
+        d = t._data
+        v = self.graph.add_state(d.shape, d.dtype, GradRef(t), f"{name}.grad" if name else None)
+        v.device = d.device if type(d) is Symbol else device_tag(d)
+        if g0 is None:
+            start = t._grad = Tensor._make(v)
+        else:
+            start = g0
+            arr = g0._data
+            self.slots[id(arr)] = slot = _Slot(arr, v)
+            self.swapped[id(g0)] = (g0, arr, slot)
+            g0._data = v
+        self.grads.append((t, g0, v, start))
+
+    # -- in-place writes ------------------------------------------------------------------------
+    def write(self, x: Tensor, result: Tensor) -> None:
+        """``x``'s storage now holds ``result`` (the tracing side of ``inplace.commit``)."""
+        rd = result._data
+        xd = x._data
+        if self.define:
+            if type(xd) is not Symbol and type(rd) is not Symbol:
+                xd[...] = rd  # eager code while a graph is being defined
+                return
+            if type(xd) is not Symbol:
+                raise TraceError(
+                    "an in-place op would write a symbolic value into an eager tensor "
+                    f"(shape {tuple(x.shape)}); use an out-of-place op"
+                )
+            if xd.kind == "state":
+                raise TraceError(
+                    f"in-place op on Variable {xd.name!r}: use .assign(), .assign_add() or "
+                    ".assign_sub(), which return the new value"
+                )
+        elif type(xd) is not Symbol:
+            self.capture(x)
+        if type(rd) is not Symbol:
+            rd = self.capture(result)
+        base = x._base
+        if base is not None and x._view_ops:
+            from ..ops.indexing import CopySlices
+
+            bd = base._data
+            if type(bd) is not Symbol:
+                bd = self.capture(base)
+            new = self.graph.add_node(CopySlices(x._view_ops), (bd, rd), bd.shape, bd.dtype)
+            new.device = bd.device
+            self._rebind(base, new)
+        self._rebind(x, rd)
+
+    def _rebind(self, t: Tensor, sym: Symbol) -> None:
+        t._data = sym
+        entry = self.swapped.get(id(t))
+        if entry is not None and entry[0] is t:
+            entry[2].current = sym
+
+    def accumulate(self, old: Tensor, g: Tensor) -> None:
+        """``old += g`` for the engine's ``.grad`` accumulation."""
+        from ..ops.elementwise import ADD
+
+        if type(old._data) is not Symbol and type(g._data) is not Symbol and self.define:
+            old._data += g._data
+        else:
+            self.own(old)
+            self.write(old, apply(ADD, old, g))
+        old._version[0] += 1
+
+    def optimizer_step(self, opt) -> bool:
+        """Record ``opt.step()``'s updates; False (run it eagerly) in define mode."""
+        if self.define:
+            return False
+        for group in opt.param_groups:
+            for p in group["params"]:
+                grad = p._grad
+                if grad is None:
+                    continue
+                pd = p._data if type(p._data) is Symbol else self.capture(p)
+                gd = grad._data if type(grad._data) is Symbol else self.capture(grad)
+                out = self.graph.add_node(
+                    OptimizerUpdate(opt, p, group), (pd, gd), pd.shape, pd.dtype
+                )
+                out.device = pd.device
+                self._rebind(p, out)
+                p._version[0] += 1
+        return True
+
+    # -- the end ----------------------------------------------------------------------------
+    def finish(self) -> list:
+        """Append the write-backs, put every swapped tensor's array back, and return the
+        tensors whose ``.grad`` must be set to None after each run."""
+        clears = []
+        for t, _, v, start in self.grads:
+            end = t._grad
+            if end is None:
+                clears.append(t)
+            elif end is start:
+                cur = end._data
+                if cur is not v:
+                    v.ref.inplace = True
+                    self._assign(v, cur if type(cur) is Symbol else self.capture(end))
+            else:
+                cur = end._data if type(end._data) is Symbol else self.capture(end)
+                self._assign(v, cur)
+        for slot in list(self.slots.values()):
+            if slot.current is not slot.first and slot.first.kind in ("state", "input"):
+                if isinstance(slot.first.ref, GradRef):
+                    continue  # handled above
+                self._assign(slot.first, slot.current)
+        self.restore()
+        return clears
+
+    def _assign(self, target: Value, value: Symbol) -> None:
+        out = self.graph.add_node(Assign(), (target, value), value.shape, value.dtype)
+        out.device = value.device
+
+    def restore(self) -> None:
+        """Give every swapped tensor its array back, and every tracked tensor its ``.grad``."""
+        for t, arr, _ in self.swapped.values():
+            t._data = arr
+        self.swapped.clear()
+        for t, g0, _, _ in self.grads:
+            t._grad = g0
+
+
+def _root_id(arr) -> int:
+    while getattr(arr, "base", None) is not None:
+        arr = arr.base
+    return id(arr)
+
+
+def _check_known_sizes(op: Op) -> None:
+    """Ops whose attributes hold sizes (``Expand(shape=...)``) can't take an unknown one."""
+    for f in getattr(op, "__dataclass_fields__", {}):
+        if "shape" in f or "size" in f:
+            value = getattr(op, f)
+            if isinstance(value, tuple) and any(s is None for s in value):
+                from .symbol import user_site
+
+                where, _ = user_site()
+                raise TraceError(
+                    f"{op.name}: needs the size of a dimension that is unknown (None) until "
+                    f"the graph runs ({f}={value}), at {where}; give the placeholder a full "
+                    "shape (ops whose attributes are sizes, e.g. the gradient of a sum or a "
+                    "mean over that dimension, need it)"
+                )
+
+
+def _infer_by_running(op: Op, inputs) -> Spec:
+    """The output spec of an op with no ``infer`` rule: run it once on ones."""
+    arrays = []
+    for t in inputs:
+        d = t._data
+        if type(d) is Symbol:
+            if d.size is None:
+                raise TraceError(
+                    f"{op.name}: this op has no shape rule and an input has unknown dimensions "
+                    f"({d!r}); give the placeholder a full shape"
+                )
+            arrays.append(np.ones(d.shape, d.dtype))
+        else:
+            arrays.append(d)
+    out = np.asarray(op.forward(np, *arrays))
+    return Spec(out.shape, _dt.from_numpy_dtype(out.dtype))
+
+
+__all__ = ["ArrayRef", "GradRef", "OptimizerUpdate", "Tracer"]

@@ -1,0 +1,224 @@
+"""ember.compile: compiled training steps change models exactly as eager steps do."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember import static
+
+
+def _pair(make):
+    ember.manual_seed(0)
+    a = make()
+    ember.manual_seed(0)
+    b = make()
+    return a, b
+
+
+def _same_state(m1, m2, grads=True):
+    for (name, t1), t2 in zip(m1.state_dict().items(), m2.state_dict().values()):
+        np.testing.assert_allclose(t2.numpy(), t1.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    if grads:
+        for p1, p2 in zip(m1.parameters(), m2.parameters()):
+            assert (p1.grad is None) == (p2.grad is None)
+            if p1.grad is not None:
+                np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _train_step(model, opt, x, y, loss_fn):
+    opt.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _check_training(make, make_opt, batches, loss_fn):
+    m1, m2 = _pair(make)
+    o1, o2 = make_opt(m1.parameters()), make_opt(m2.parameters())
+    step = ember.compile(_train_step)
+    for x, y in batches:
+        want = _train_step(m1, o1, x, y, loss_fn)
+        got = step(m2, o2, x, y, loss_fn)
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5)
+        _same_state(m1, m2)
+    assert step.traces == 1
+    return step
+
+
+def _batches(n, xshape, classes, rng=None):
+    rng = rng or np.random.default_rng(0)
+    return [
+        (
+            ember.tensor(rng.standard_normal(xshape).astype(np.float32)),
+            ember.tensor(rng.integers(0, classes, xshape[0])),
+        )
+        for _ in range(n)
+    ]
+
+
+def test_mlp_adam_matches_eager():
+    step = _check_training(
+        lambda: nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)),
+        lambda p: ember.optim.Adam(p, lr=0.01),
+        _batches(4, (6, 8), 4),
+        F.cross_entropy,
+    )
+    text = str(step.graph)
+    assert "AdamUpdate" not in text and "OptimizerUpdate(" in text and "Assign(" in text
+
+
+def test_cnn_batchnorm_sgd_momentum_matches_eager():
+    _check_training(
+        lambda: nn.Sequential(
+            nn.Conv2d(3, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(4 * 4 * 4, 5),
+        ),
+        lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-3),
+        _batches(3, (4, 3, 8, 8), 5),
+        F.cross_entropy,
+    )
+
+
+def test_lstm_matches_eager():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(3, 5, batch_first=True)
+            self.head = nn.Linear(5, 2)
+
+        def forward(self, x):
+            out, _ = self.lstm(x)
+            return self.head(out[:, -1])
+
+    rng = np.random.default_rng(1)
+    batches = [
+        (
+            ember.tensor(rng.standard_normal((2, 4, 3)).astype(np.float32)),
+            ember.tensor(rng.standard_normal((2, 2)).astype(np.float32)),
+        )
+        for _ in range(3)
+    ]
+    _check_training(Net, lambda p: ember.optim.Adam(p, lr=0.01), batches, F.mse_loss)
+
+
+def test_gradient_accumulation_without_zero_grad():
+    m1, m2 = _pair(lambda: nn.Linear(3, 2))
+
+    def accumulate(model, x):
+        model(x).sum().backward()
+
+    step = ember.compile(accumulate)
+    x = ember.ones(4, 3)
+    for _ in range(3):  # the first call starts from .grad None, later ones add to it
+        accumulate(m1, x)
+        step(m2, x)
+        _same_state(m1, m2)
+    m1.zero_grad()
+    m2.zero_grad()
+    accumulate(m1, x)
+    step(m2, x)
+    _same_state(m1, m2)
+    assert step.traces == 1
+
+
+def test_closure_globals_and_in_place_updates_of_arguments():
+    m = nn.Linear(2, 2)
+    counter = ember.zeros(())
+
+    @ember.compile
+    def f(x, buf):
+        counter.add_(1)
+        buf.mul_(2)
+        return m(x).sum(), {"n": counter * 1, "k": 3}
+
+    buf = ember.ones(2)
+    x = ember.ones(1, 2)
+    for i in range(1, 4):
+        with ember.no_grad():
+            want = m(x).sum()
+        out, extra = f(x, buf)
+        assert float(out) == pytest.approx(float(want))
+        assert float(extra["n"]) == i and extra["k"] == 3
+        assert buf.tolist() == [2.0**i, 2.0**i]
+    assert float(counter) == 3
+
+
+def test_retrace_prints_the_changed_argument(capsys):
+    @ember.compile
+    def f(x, scale):
+        return x * scale
+
+    f(ember.ones(2), 2.0)
+    f(ember.ones(2), 2.0)
+    assert capsys.readouterr().err == ""
+    assert f(ember.ones(2), 3.0).tolist() == [3.0, 3.0]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument 'scale' changed from 2.0 to 3.0" in err
+    f(ember.ones(3), 3.0)
+    assert "argument 'x' shape changed from (2,) to (3,)" in capsys.readouterr().err
+    f(ember.ones(2), 2.0)  # cached
+    assert capsys.readouterr().err == "" and f.traces == 3
+
+
+def test_module_mode_switch_retraces(capsys):
+    m = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+    fast = ember.compile(m)
+    x = ember.ones(2, 3)
+    fast.eval()
+    with ember.no_grad():
+        np.testing.assert_allclose(fast(x).numpy(), m(x).numpy(), rtol=1e-6)
+    fast.train()
+    fast(x)
+    assert "switched eval -> train" in capsys.readouterr().err
+
+
+def test_branching_on_a_value_raises_at_the_line():
+    @ember.compile
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    x = ember.ones(2)
+    with pytest.raises(
+        static.TraceError,
+        match=r"bool\(\) of a tensor .*test_compile.py:\d+ "
+        r"\(if x.sum\(\) > 0:\)",
+    ):
+        f(x)
+    assert x.tolist() == [1.0, 1.0]  # the argument got its data back
+
+    @ember.compile
+    def g(x):
+        return x * x.max().item()
+
+    with pytest.raises(static.TraceError, match=r"tensor.item\(\)"):
+        g(x)
+
+
+def test_loops_unroll_and_scheduler_changes_apply():
+    w = nn.Parameter(ember.ones(2))
+    opt = ember.optim.SGD([w], lr=0.5)
+    sched = ember.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+
+    @ember.compile
+    def step(x):
+        opt.zero_grad()
+        y = x
+        for _ in range(3):
+            y = y * w
+        y.sum().backward()
+        opt.step()
+
+    step(ember.ones(2))  # w -= 0.5 * 3
+    sched.step()
+    step(ember.ones(2))  # w -= 0.05 * 3 w^2
+    np.testing.assert_allclose(w.detach().numpy(), [-0.5 - 0.05 * 3 * 0.25] * 2, rtol=1e-6)
+    assert step.traces == 1

@@ -1,0 +1,95 @@
+"""The IR: building by hand, text form, validation, and the executor's plan."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ops.elementwise import ADD, MUL, Exp
+from ember.ops.reduce import Sum
+from ember.static import Graph, GraphError
+from ember.static.executor import Plan
+from ember.static.ir import Assign
+
+
+def _graph():
+    g = Graph("f")
+    x = g.add_input((2, 3), np.float32, "x")
+    s = g.add_state((2, 3), "float32", ref=None, name="w")
+    c = g.add_constant(np.asarray(2.0, np.float32))
+    a = g.add_node(MUL, [x, c], (2, 3), np.float32)
+    b = g.add_node(ADD, [a, s], (2, 3), np.float32)
+    e = g.add_node(Exp(), [b], (2, 3), np.float32)
+    t = g.add_node(Sum(), [e], (), np.float32)
+    g.add_node(Assign(), [s, b], (2, 3), np.float32)
+    g.outputs.append(t)
+    return g, (x, s, c, a, b, e, t)
+
+
+def test_text_form():
+    g, _ = _graph()
+    assert str(g) == "\n".join(
+        [
+            'graph f(%0: f32[2,3] "x") {',
+            '  state %1: f32[2,3] "w"',
+            "  const %2: f32[] = 2.0",
+            "  %3: f32[2,3] = Mul(%0, %2)",
+            "  %4: f32[2,3] = Add(%3, %1)",
+            "  %5: f32[2,3] = Exp(%4)",
+            "  %6: f32[] = Sum(%5)",
+            "  %7: f32[2,3] = Assign(%1, %4)",
+            "  return %6",
+            "}",
+        ]
+    )
+    g.validate(check_types=True)
+
+
+def test_validate_names_the_problem():
+    g, (x, s, c, a, b, e, t) = _graph()
+    g.nodes[0], g.nodes[1] = g.nodes[1], g.nodes[0]
+    with pytest.raises(GraphError, match="node 0 .* input %3 is used before it is defined"):
+        g.validate()
+    g, (x, s, c, a, b, e, t) = _graph()
+    g.add_node(Assign(), [a, b], (2, 3), np.float32)
+    with pytest.raises(GraphError, match="Assign target must be an input or state value"):
+        g.validate()
+    g, (x, s, c, a, b, e, t) = _graph()
+    g.nodes[2].output.shape = (3, 2)
+    with pytest.raises(GraphError, match=r"infer gives f32\[2,3\] but the value is f32\[3,2\]"):
+        g.validate(check_types=True)
+    other = Graph("other")
+    y = other.add_input((1,), np.float32)
+    g.outputs.append(y)
+    with pytest.raises(GraphError, match="output %0 is not defined"):
+        g.validate()
+
+
+def test_plan_runs_defers_stores_and_frees():
+    g, (x, s, c, a, b, e, t) = _graph()
+    plan = Plan(g, [t, g.nodes[-1].output])
+    xs = np.ones((2, 3), np.float32)
+    w = np.zeros((2, 3), np.float32)
+    (total, stored), stores = plan.run([xs], [w])
+    assert total == pytest.approx(6 * np.exp(2.0))
+    assert len(stores) == 1 and stores[0][0] is s
+    np.testing.assert_array_equal(stores[0][1], np.full((2, 3), 2.0))
+    assert w.sum() == 0  # the executor never writes state itself
+    freed = {i for step in plan.steps for i in step[3]}
+    assert plan.steps[-1][2] not in freed  # outputs stay
+
+
+def test_plan_feeds_cut_the_graph():
+    g, (x, s, c, a, b, e, t) = _graph()
+    plan = Plan(g, [t], feeds=[b])
+    assert plan.missing == [] and plan.state == []
+    (total,), _ = plan.run([np.zeros((2, 3), np.float32)], [])
+    assert total == pytest.approx(6.0)
+
+
+def test_failures_name_the_node():
+    g = Graph("bad")
+    x = g.add_input((2,), np.float32)
+    y = g.add_node(Sum(axis=(3,)), [x], (), np.float32)
+    with pytest.raises(GraphError, match=r"bad: running node %1: f32\[\] = Sum\(%0, axis=\(3,\)\)"):
+        Plan(g, [y]).run([np.ones(2, np.float32)], [])
+    assert ember.ones(1).tolist() == [1.0]
