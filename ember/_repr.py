@@ -243,12 +243,21 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts)
 
 
+def _symbolic_repr(t, prefix: str) -> str:
+    """A value inside a graph being traced has no numbers: show its shape and dtype."""
+    dims = ", ".join("?" if not isinstance(s, int) else str(s) for s in t._data.shape)
+    extra = f", grad_fn=<{t._node.name()}>" if t._node is not None else ""
+    return f"{prefix}<symbolic {t.dtype.name}[{dims}]>{extra})"
+
+
 def tensor_repr(t) -> str:
     """``repr(tensor)``: PyTorch's text with ``torch`` spelled ``ember``."""
     from ._tensor import Tensor
 
     cls = type(t)
     prefix = "tensor(" if cls is Tensor or cls.__name__ == "Parameter" else f"{cls.__name__}("
+    if not hasattr(t._data, "__array_interface__") and not hasattr(t._data, "__cuda_array_interface__"):
+        return _symbolic_repr(t, prefix)
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":

@@ -27,6 +27,7 @@ from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from .base import Op, Spec, apply
 from .broadcast import sum_to
+from .elementwise import ZerosLike
 
 FULL = ("s", None, None, None)
 
@@ -343,7 +344,8 @@ class Gather(Op):
     def vjp(self, g, out, x, index):
         if not x._requires_grad:
             return None, None
-        return apply(ScatterAdd(self.dim), _zeros(g, tuple(x.shape)), index, g), None
+        zeros = apply(ZerosLike(), x) if x.dtype is g.dtype else _zeros(g, tuple(x.shape))
+        return apply(ScatterAdd(self.dim), zeros, index, g), None
 
 
 @dataclass(frozen=True)
@@ -393,7 +395,7 @@ class Scatter(Op):
     def vjp(self, g, out, x, index, src):
         gx = gs = None
         if x._requires_grad:
-            gx = apply(self, g, index, _zeros(g, tuple(index.shape)))
+            gx = apply(self, g, index, apply(ZerosLike(), apply(Gather(self.dim), g, index)))
         if src._requires_grad:
             gs = _pad_to(apply(Gather(self.dim), g, index), tuple(src.shape))
         return gx, None, gs
