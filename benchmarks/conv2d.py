@@ -88,15 +88,20 @@ def main() -> None:
         err = np.abs(a.numpy() - b.numpy()).max() / np.abs(b.numpy()).max()
         assert err < 1e-4, f"{what} differs from torch by {err:.2e} (relative)"
 
-    pairs = [("conv2d forward", e_fwd, t_fwd), ("conv2d forward+backward", e_fb, t_fb),
-             ("max_pool2d(2) forward+backward", e_pool, t_pool)]
+    pairs = [
+        ("conv2d forward", e_fwd, t_fwd),
+        ("conv2d forward+backward", e_fb, t_fb),
+        ("max_pool2d(2) forward+backward", e_pool, t_pool),
+    ]
     best = {name: [float("inf"), float("inf")] for name, _, _ in pairs}
     for _ in range(args.repeats):  # alternate so that load on the machine hits both alike
         for name, ef, tf in pairs:
             best[name][0] = min(best[name][0], _best(ef, 1))
             best[name][1] = min(best[name][1], _best(tf, 1))
-    print(f"input {n}x{c}x{hw}x{hw}, {o} filters 3x3, padding 1, float32; "
-          f"torch threads {torch.get_num_threads()}, best of {args.repeats}")
+    print(
+        f"input {n}x{c}x{hw}x{hw}, {o} filters 3x3, padding 1, float32; "
+        f"torch threads {torch.get_num_threads()}, best of {args.repeats}"
+    )
     print(f"{'':32s} {'ember ms':>9s} {'torch ms':>9s} {'ratio':>6s}")
     for name, (e, t) in best.items():
         print(f"{name:32s} {e * 1e3:9.1f} {t * 1e3:9.1f} {e / t:6.2f}")

@@ -5,6 +5,10 @@ window's first maximum; its gradient ``MaxPoolScatter(g, x)`` adds ``g`` at thos
 that op's gradient (linear in ``g``) is ``MaxPoolGather(h, x)``. Average and adaptive pooling
 are linear, so they are composites (a depthwise convolution, two small matrix products).
 
+When the windows tile the input (kernel == stride, no padding or dilation: ``MaxPool2d(2)``)
+each window offset is one strided slice, and pooling is kh * kw elementwise passes instead of
+a gather of every window; the backward pass reuses the forward pass's maxima.
+
 >>> import ember
 >>> from ember.ops.base import apply
 >>> apply(MaxPool2d((2, 2), (2, 2), (0, 0), (1, 1), False), ember.arange(16.0).reshape(1, 1, 4, 4))
@@ -14,13 +18,17 @@ tensor([[[[ 5.,  7.],
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._config import state
 from .._errors import ShapeError
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
+
+_local = threading.local()
 
 
 def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -67,7 +75,12 @@ class _PoolParams(Op):
         """(N, C, Ho, Wo, kh*kw) copy of each window (padding is -inf) and the padded width."""
         n, c, h, w = x.shape
         ho, wo = self.out_hw(h, w)
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = self.kernel, self.stride, self.padding, self.dilation
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (
+            self.kernel,
+            self.stride,
+            self.padding,
+            self.dilation,
+        )
         hp = max(h + 2 * ph, (ho - 1) * sh + dh * (kh - 1) + 1)
         wp = max(w + 2 * pw, (wo - 1) * sw + dw * (kw - 1) + 1)
         if (hp, wp) != (h, w):
@@ -78,7 +91,9 @@ class _PoolParams(Op):
             xpad = x
         s = xpad.strides
         view = xp.lib.stride_tricks.as_strided(
-            xpad, (n, c, ho, wo, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw),
+            xpad,
+            (n, c, ho, wo, kh, kw),
+            (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw),
             writeable=False,
         )
         return view.reshape(n, c, ho, wo, kh * kw), hp, wp
@@ -86,15 +101,79 @@ class _PoolParams(Op):
     def flat_positions(self, xp, x, arg, hp: int, wp: int):
         """Flat indices into the padded (N, C, Hp, Wp) input of each window's chosen element."""
         n, c, ho, wo = arg.shape
-        (kh, kw), (sh, sw), (dh, dw) = self.kernel, self.stride, self.dilation
+        (_, kw), (sh, sw), (dh, dw) = self.kernel, self.stride, self.dilation
         rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + (arg // kw) * dh
         cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + (arg % kw) * dw
         planes = xp.arange(n * c).reshape(n, c, 1, 1)
         return (planes * hp + rows) * wp + cols
 
     def argmax(self, xp, x):
+        """Each window's chosen element: the first maximum, or the last NaN (PyTorch's rule)."""
         win, hp, wp = self.windows(xp, x)
-        return win.argmax(axis=-1), hp, wp
+        arg = win.argmax(axis=-1)
+        if x.dtype.kind == "f" and bool(xp.isnan(x).any()):
+            nan = xp.isnan(win)
+            last = win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+            arg = xp.where(nan.any(axis=-1), last, arg)
+        return arg, hp, wp
+
+    def tiled(self, shape) -> bool:
+        """The common case: windows tile the input (kernel == stride, no padding or dilation,
+        no ceil-mode window hanging over the edge). Then each window offset (i, j) is one
+        strided slice of the input, and pooling is kh * kw elementwise passes instead of a
+        gather of every window."""
+        if self.kernel != self.stride or self.padding != (0, 0) or self.dilation != (1, 1):
+            return False
+        ho, wo = self.out_hw(shape[2], shape[3])
+        return ho * self.kernel[0] <= shape[2] and wo * self.kernel[1] <= shape[3]
+
+    def offsets(self, x):
+        """(i * kw + j, strided (N, C, Ho, Wo) slice of x at window offset (i, j)), tiled case."""
+        (kh, kw), (ho, wo) = self.kernel, self.out_hw(x.shape[2], x.shape[3])
+        for i in range(kh):
+            for j in range(kw):
+                yield i * kw + j, x[:, :, i : i + ho * kh : kh, j : j + wo * kw : kw]
+
+    def tiled_max(self, xp, x):
+        """Window maxima, NaN propagating (tiled case)."""
+        slices = self.offsets(x)
+        best = next(slices)[1].copy(order="K")  # keeps x's memory layout (channels-last too)
+        for _, v in slices:
+            xp.maximum(best, v, out=best)
+        return best
+
+    def tiled_hits(self, xp, x):
+        """(offset, hit) for each window offset, ``hit`` marking where that offset holds its
+        window's chosen element: PyTorch's rule (``val > max || isnan(val)``), so the first
+        maximum on ties (ReLU zeros), and the last NaN where there are NaNs.
+
+        The maxima come from the forward pass when it was the last one of this thread on the
+        same ``x`` (the autograd engine has checked ``x`` unchanged since: version counter)."""
+        held = getattr(_local, "max_of", None)
+        if held is not None and held[0] is x and held[1] == self.kernel:
+            best = held[2]
+        else:
+            best = self.tiled_max(xp, x)
+        if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
+            slices = self.offsets(x)
+            best = next(slices)[1].copy()
+            arg = xp.zeros(best.shape, dtype=np.int32)
+            for o, v in slices:
+                better = (v > best) | (v != v)
+                xp.copyto(best, v, where=better)
+                xp.copyto(arg, o, where=better)
+            for o, _ in self.offsets(x):
+                yield o, arg == o
+            return
+        taken = None
+        for o, v in self.offsets(x):
+            hit = v == best
+            if taken is None:
+                taken = hit.copy()
+            else:
+                xp.logical_and(hit, xp.logical_not(taken), out=hit)
+                xp.logical_or(taken, hit, out=taken)
+            yield o, hit
 
 
 @dataclass(frozen=True)
@@ -104,6 +183,11 @@ class MaxPool2d(_PoolParams):
     saves_inputs = True
 
     def forward(self, xp, x):
+        if self.tiled(x.shape):
+            out = self.tiled_max(xp, x)
+            # kept (a copy: the output may be changed in place) for the gradient that follows
+            _local.max_of = (x, self.kernel, out.copy(order="K")) if state.grad_enabled else None
+            return out
         win, _, _ = self.windows(xp, x)
         return win.max(axis=-1)
 
@@ -123,6 +207,19 @@ class MaxPoolScatter(_PoolParams):
 
     def forward(self, xp, g, x):
         n, c, h, w = x.shape
+        if self.tiled(x.shape):
+            (kh, kw), (ho, wo) = self.kernel, g.shape[2:]
+            out = xp.empty_like(x, dtype=g.dtype)  # x's memory layout
+            out[:, :, ho * kh :] = 0  # rows and columns no window covers
+            out[:, :, :, wo * kw :] = 0
+            exact = x.dtype.kind == "f" and not bool(xp.isfinite(g).all())
+            views = dict(self.offsets(out))
+            for o, hit in self.tiled_hits(xp, x):
+                if exact:  # g * 0 would spread a NaN or Inf of g to the other positions
+                    views[o][...] = xp.where(hit, g, 0)
+                else:
+                    xp.multiply(g, hit, out=views[o])
+            return out
         arg, hp, wp = self.argmax(xp, x)
         flat = self.flat_positions(xp, x, arg, hp, wp).ravel()
         size = n * c * hp * wp
@@ -145,6 +242,14 @@ class MaxPoolGather(_PoolParams):
 
     def forward(self, xp, h, x):
         n, c, hh, ww = x.shape
+        if self.tiled(x.shape):
+            views = dict(self.offsets(h))
+            out = None
+            for o, hit in self.tiled_hits(xp, x):
+                if out is None:
+                    out = xp.zeros(hit.shape, dtype=h.dtype)
+                xp.copyto(out, views[o], where=hit)
+            return out
         arg, hp, wp = self.argmax(xp, x)
         ph, pw = self.padding
         hpad = xp.zeros((n, c, hp, wp), dtype=h.dtype)
@@ -167,9 +272,20 @@ class MaxPoolIndices(_PoolParams):
 
     def forward(self, xp, x):
         n, c, h, w = x.shape
-        arg, hp, wp = self.argmax(xp, x)
+        if self.tiled(x.shape):
+            arg = None
+            for o, hit in self.tiled_hits(xp, x):
+                arg = hit.astype(np.int64) * o if arg is None else arg + hit * o
+            hp = wp = 0
+        else:
+            arg, hp, wp = self.argmax(xp, x)
         ho, wo = arg.shape[2:]
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = self.kernel, self.stride, self.padding, self.dilation
+        (_, kw), (sh, sw), (ph, pw), (dh, dw) = (
+            self.kernel,
+            self.stride,
+            self.padding,
+            self.dilation,
+        )
         rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + (arg // kw) * dh - ph
         cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + (arg % kw) * dw - pw
         return (rows * w + cols).astype(np.int64)
@@ -199,7 +315,7 @@ class Unfold(Op):
         kh, kw = self.kernel
         cols, ho, wo = im2col(xp, x, self.kernel, self.stride, self.padding, self.dilation)
         cols = cols.reshape(n, ho * wo, kh, kw, c).transpose(0, 4, 2, 3, 1)
-        return xp.ascontiguousarray(cols).reshape(n, c * kh * kw, ho * wo)
+        return xp.array(cols, copy=True, order="C").reshape(n, c * kh * kw, ho * wo)
 
     def infer(self, x):
         from .conv import out_size
@@ -212,7 +328,9 @@ class Unfold(Op):
             for s, k, st, p, d in zip((h, w), self.kernel, self.stride, self.padding, self.dilation)
         )
         if ho <= 0 or wo <= 0:
-            raise ShapeError(f"unfold: input {tuple(x.shape)} is too small for kernel {self.kernel}")
+            raise ShapeError(
+                f"unfold: input {tuple(x.shape)} is too small for kernel {self.kernel}"
+            )
         return Spec((n, c * self.kernel[0] * self.kernel[1], ho * wo), x.dtype)
 
     def vjp(self, g, out, x):

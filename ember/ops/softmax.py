@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Op, Spec, apply
-from .elementwise import Exp, mul, neg, add
+from .elementwise import Exp, add, mul, neg
 from .reduce import Sum
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 
 def pair(value, name: str, op: str) -> tuple:
-    """An int or a 2-sequence as a 2-tuple of ints."""
+    """An int or a 2-sequence as a 2-tuple of ints.
+
+    >>> pair(3, "stride", "conv2d"), pair([1, 2], "stride", "conv2d")
+    ((3, 3), (1, 2))
+    """
     if isinstance(value, int):
         return (value, value)
     value = tuple(int(v) for v in value)
@@ -16,7 +20,11 @@ def pair(value, name: str, op: str) -> tuple:
 
 
 def single(value, name: str, op: str) -> int:
-    """An int or a 1-sequence as an int."""
+    """An int or a 1-sequence as an int.
+
+    >>> single((4,), "kernel_size", "conv1d")
+    4
+    """
     if isinstance(value, int):
         return value
     value = tuple(value)

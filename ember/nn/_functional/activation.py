@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import ember
+
 from ..._errors import EmberError
 from ..._tensor import Tensor
 from ...ops.base import apply
@@ -43,8 +44,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
-             inplace: bool = False) -> Tensor:
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
     """Clamp to [min_val, max_val].
 
     >>> import ember
@@ -131,7 +133,13 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * tanh(softplus(x))."""
+    """x * tanh(softplus(x)).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.mish(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8651])
+    """
     return _inplace(input, input * ember.tanh(softplus(input)), inplace)
 
 
@@ -147,7 +155,13 @@ def sigmoid(input: Tensor) -> Tensor:
 
 
 def tanh(input: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.tanh(ember.tensor([0.0]))
+    tensor([0.])
+    """
     return ember.tanh(input)
 
 
@@ -196,8 +210,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return apply(Softmax(_dim(dim, input, "softmax")), ember.functions._promote.to_float(input))
 
 
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably.
 
     >>> import ember
@@ -207,27 +220,53 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """
     if dtype is not None:
         input = input.to(dtype)
-    return apply(LogSoftmax(_dim(dim, input, "log_softmax")), ember.functions._promote.to_float(input))
+    return apply(
+        LogSoftmax(_dim(dim, input, "log_softmax")), ember.functions._promote.to_float(input)
+    )
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax(-x)."""
+    """softmax(-x) along ``dim``.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.softmin(ember.tensor([0.0, 0.0]), 0)
+    tensor([0.5000, 0.5000])
+    """
     return softmax(-input, dim, dtype=dtype)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """a * sigmoid(b) for the two halves a, b of ``dim``."""
+    """a * sigmoid(b) for the two halves a, b of ``dim``.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.glu(ember.tensor([2.0, 0.0]))
+    tensor([1.])
+    """
     a, b = input.chunk(2, dim)
     return a * ember.sigmoid(b)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.hardsigmoid(ember.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
     return _inplace(input, (input + 3).clamp(0, 6) / 6, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * relu6(x + 3) / 6."""
+    """x * relu6(x + 3) / 6.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.hardswish(ember.tensor([-4.0, 4.0]))
+    tensor([-0., 4.])
+    """
     return _inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
 
 
@@ -253,8 +292,13 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return ember.where(input > 0, input, input * weight)
 
 
-def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
-          inplace: bool = False) -> Tensor:
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
     """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, their mean in eval.
 
     >>> import ember
@@ -312,7 +356,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     >>> F.softshrink(ember.tensor([0.3, -0.7]))
     tensor([ 0.0000, -0.2000])
     """
-    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, 0.0))
+    return ember.where(
+        input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, 0.0)
+    )
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:

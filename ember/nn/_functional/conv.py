@@ -8,9 +8,8 @@ ember.Size([1, 4, 8, 8])
 
 from __future__ import annotations
 
-from ..._errors import ShapeError
+from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
-from ..._errors import DTypeError
 from ...ops.base import apply
 from ...ops.conv import Conv2d, Conv2dGradInput, conv_output_shape, out_size
 from ._args import pair
@@ -45,8 +44,15 @@ def _bias_shape(bias: Tensor, channels: int, op: str) -> Tensor:
     return bias.reshape(1, channels, 1, 1)
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     """2-D convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input.
 
     ``padding`` may be an int, a pair, ``'valid'`` or ``'same'``.
@@ -72,12 +78,21 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                 from .padding import pad
 
                 total = [d * (k - 1) for k, d in zip(kernel, dilation)]
-                input = pad(input, (total[1] // 2, total[1] - total[1] // 2,
-                                    total[0] // 2, total[0] - total[0] // 2))
+                input = pad(
+                    input,
+                    (
+                        total[1] // 2,
+                        total[1] - total[1] // 2,
+                        total[0] // 2,
+                        total[0] - total[0] // 2,
+                    ),
+                )
                 sym = (0, 0)
             padding = sym
         else:
-            raise ValueError(f"{op}: invalid padding string {padding!r}, expected 'valid' or 'same'")
+            raise ValueError(
+                f"{op}: invalid padding string {padding!r}, expected 'valid' or 'same'"
+            )
     padding = pair(padding, "padding", op)
     _check_dtypes(op, input, weight, bias)
     x, w = input, weight
@@ -89,8 +104,15 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return out.reshape(*out.shape[1:]) if unbatched else out
 
 
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     """1-D convolution of (N, C, L) or (C, L) input (a conv2d with height 1).
 
     >>> import ember
@@ -111,14 +133,27 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     if not isinstance(padding, str):
         padding = (0, single(padding, "padding", "conv1d"))
     out = conv2d(
-        input.unsqueeze(2), weight.unsqueeze(2), bias, (1, single(stride, "stride", "conv1d")),
-        padding, (1, single(dilation, "dilation", "conv1d")), groups,
+        input.unsqueeze(2),
+        weight.unsqueeze(2),
+        bias,
+        (1, single(stride, "stride", "conv1d")),
+        padding,
+        (1, single(dilation, "dilation", "conv1d")),
+        groups,
     ).squeeze(2)
     return out.squeeze(0) if unbatched else out
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     """Transposed 2-D convolution: the gradient of conv2d with respect to its input.
 
     ``weight`` has shape (C_in, C_out / groups, kh, kw), as in PyTorch.
@@ -133,7 +168,10 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     if unbatched:
         input = input.reshape(1, *input.shape)
     stride, padding = pair(stride, "stride", op), pair(padding, "padding", op)
-    dilation, output_padding = pair(dilation, "dilation", op), pair(output_padding, "output_padding", op)
+    dilation, output_padding = (
+        pair(dilation, "dilation", op),
+        pair(output_padding, "output_padding", op),
+    )
     if input.ndim != 4 or weight.ndim != 4:
         raise ShapeError(
             f"{op}: expected a 4-D input and a 4-D weight, got {tuple(input.shape)} and "
@@ -148,22 +186,38 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     if any(op_ >= max(s, d) for op_, s, d in zip(output_padding, stride, dilation)):
         raise ValueError(f"{op}: output padding must be smaller than either stride or dilation")
     kh, kw = weight.shape[2:]
-    hs = [(size - 1) * s - 2 * p + d * (k - 1) + o + 1 for size, s, p, d, k, o in
-          zip((h, w), stride, padding, dilation, (kh, kw), output_padding)]
+    hs = [
+        (size - 1) * s - 2 * p + d * (k - 1) + o + 1
+        for size, s, p, d, k, o in zip((h, w), stride, padding, dilation, (kh, kw), output_padding)
+    ]
     for size, got, k, s, p, d in zip(hs, (h, w), (kh, kw), stride, padding, dilation):
         if out_size(size, k, s, p, d) != got:
-            raise ShapeError(f"{op}: inconsistent output size {tuple(hs)} for input {tuple(input.shape)}")
+            raise ShapeError(
+                f"{op}: inconsistent output size {tuple(hs)} for input {tuple(input.shape)}"
+            )
     _check_dtypes(op, input, weight, bias)
     x, wt = input, weight
     out_channels = weight.shape[1] * groups
-    out = apply(Conv2dGradInput((n, out_channels, hs[0], hs[1]), stride, padding, dilation, int(groups)), x, wt)
+    out = apply(
+        Conv2dGradInput((n, out_channels, hs[0], hs[1]), stride, padding, dilation, int(groups)),
+        x,
+        wt,
+    )
     if bias is not None:
         out = out + _bias_shape(bias, out_channels, op)
     return out.reshape(*out.shape[1:]) if unbatched else out
 
 
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     """Transposed 1-D convolution of (N, C, L) or (C, L) input (height-1 conv_transpose2d).
 
     >>> import ember
@@ -183,9 +237,14 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
             f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
         )
     out = conv_transpose2d(
-        input.unsqueeze(2), weight.unsqueeze(2), bias, (1, single(stride, "stride", op)),
-        (0, single(padding, "padding", op)), (0, single(output_padding, "output_padding", op)),
-        groups, (1, single(dilation, "dilation", op)),
+        input.unsqueeze(2),
+        weight.unsqueeze(2),
+        bias,
+        (1, single(stride, "stride", op)),
+        (0, single(padding, "padding", op)),
+        (0, single(output_padding, "output_padding", op)),
+        groups,
+        (1, single(dilation, "dilation", op)),
     ).squeeze(2)
     return out.squeeze(0) if unbatched else out
 
@@ -203,8 +262,12 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     op = "unfold"
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
-    u = Unfold(pair(kernel_size, "kernel_size", op), pair(dilation, "dilation", op),
-               pair(padding, "padding", op), pair(stride, "stride", op))
+    u = Unfold(
+        pair(kernel_size, "kernel_size", op),
+        pair(dilation, "dilation", op),
+        pair(padding, "padding", op),
+        pair(stride, "stride", op),
+    )
     u.infer(x)
     out = apply(u, x)
     return out.squeeze(0) if unbatched else out
@@ -227,8 +290,13 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     x = input.unsqueeze(0) if unbatched else input
     if x.ndim != 3:
         raise ShapeError(f"{op}: expected a 2-D or 3-D input, got shape {tuple(input.shape)}")
-    f = Fold(pair(output_size, "output_size", op), pair(kernel_size, "kernel_size", op),
-             pair(dilation, "dilation", op), pair(padding, "padding", op), pair(stride, "stride", op))
+    f = Fold(
+        pair(output_size, "output_size", op),
+        pair(kernel_size, "kernel_size", op),
+        pair(dilation, "dilation", op),
+        pair(padding, "padding", op),
+        pair(stride, "stride", op),
+    )
     f.infer(x)
     out = apply(f, x)
     return out.squeeze(0) if unbatched else out

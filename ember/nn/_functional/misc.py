@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 import ember
+
 from ... import random as _random
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
@@ -42,7 +43,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x1^T A x2 + b`` for each output feature."""
+    """``x1^T A x2 + b`` for each output feature.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.bilinear(ember.ones(1, 2), ember.ones(1, 3), ember.ones(4, 2, 3)).tolist()
+    [[6.0, 6.0, 6.0, 6.0]]
+    """
     out = ember.einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -68,20 +75,35 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(mask) if inplace else input * mask
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                  inplace: bool = False) -> Tensor:
-    """Dropout that keeps SELU's mean and variance."""
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout that keeps SELU's mean and variance (identity unless ``training``).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.alpha_dropout(ember.ones(2), 0.5)
+    tensor([1., 1.])
+    """
     if not training or p == 0:
         return input
     alpha = -1.7580993408473766
     keep = ember.tensor(_random.rng().random(tuple(input.shape)) >= p, device=input.device)
     a = ((1 - p) * (1 + p * alpha**2)) ** -0.5
     b = -a * alpha * p
-    return (ember.where(keep, input, alpha) * a + b)
+    return ember.where(keep, input, alpha) * a + b
 
 
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) input with probability ``p``."""
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, H, W) input with probability ``p``.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.dropout2d(ember.ones(1, 2, 2, 2), 0.5, training=False).sum()
+    tensor(8.)
+    """
     if not training or p == 0.0:
         return input
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
@@ -90,9 +112,15 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return input * mask
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """Rows of ``weight`` picked by integer ``input``; the padding row gets no gradient.
 
     >>> import ember
@@ -142,15 +170,23 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if num_classes < 0:
         num_classes = int(arr.max()) + 1 if arr.size else 0
     if arr.size and (arr.min() < 0 or arr.max() >= num_classes):
-        raise EmberError(f"one_hot: class values must be in [0, {num_classes}), got {arr.min()}..{arr.max()}")
+        raise EmberError(
+            f"one_hot: class values must be in [0, {num_classes}), got {arr.min()}..{arr.max()}"
+        )
     out = (arr[..., None] == np.arange(num_classes)).astype(np.int64)
     return ember.tensor(out, device=tensor.device)
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     """softmax(q k^T * scale + mask) v, with a boolean (True = keep) or additive float mask.
 
     >>> import ember
@@ -197,7 +233,14 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return dot / (n1 * n2).clamp(min=eps * eps).sqrt()
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """||x1 - x2 + eps||_p along the last dimension."""
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """||x1 - x2 + eps||_p along the last dimension.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pairwise_distance(ember.tensor([[3.0, 0.0]]), ember.tensor([[0.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
     return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)

@@ -17,9 +17,16 @@ def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize each channel (dim 1) by batch statistics (training) or running ones (eval).
 
     In training the running statistics are updated in place with ``momentum`` (the variance
@@ -32,7 +39,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             [ 1.0000]])
     """
     if input.ndim < 2:
-        raise ShapeError(f"batch_norm: expected at least a 2-D input (N, C), got {tuple(input.shape)}")
+        raise ShapeError(
+            f"batch_norm: expected at least a 2-D input (N, C), got {tuple(input.shape)}"
+        )
     c = input.shape[1]
     dims = (0,) + tuple(range(2, input.ndim))
     shape = _channel_shape(input)
@@ -57,9 +66,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ShapeError("batch_norm: running_mean and running_var are needed in eval mode")
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t.shape != (c,):
-                raise ShapeError(
-                    f"batch_norm: {name} should contain {c} elements not {t.numel()}"
-                )
+                raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -68,8 +75,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dimensions.
 
     >>> import ember
@@ -81,7 +93,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
-    if tuple(input.shape[input.ndim - k:]) != normalized_shape:
+    if tuple(input.shape[input.ndim - k :]) != normalized_shape:
         raise ShapeError(
             f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
             f"but got input of size {tuple(input.shape)}"
@@ -98,8 +110,13 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return out
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over groups of channels (and all spatial positions) per sample.
 
     >>> import ember
@@ -128,10 +145,16 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return out
 
 
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
-                  eps: float = 1e-5) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize each channel of each sample over its spatial positions.
 
     With ``use_input_stats`` and running statistics given, those are updated in place with the

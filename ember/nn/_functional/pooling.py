@@ -28,8 +28,15 @@ def _batched(input: Tensor, ndim: int, op: str):
     return input, False
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """Max over (kh, kw) windows of an (N, C, H, W) or (C, H, W) input.
 
     >>> import ember
@@ -41,21 +48,37 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     x, unbatched = _batched(input, 4, op)
     kernel = pair(kernel_size, "kernel_size", op)
     stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
-    pool = MaxPool2d(kernel, stride, pair(padding, "padding", op), pair(dilation, "dilation", op),
-                     bool(ceil_mode))
+    pool = MaxPool2d(
+        kernel,
+        stride,
+        pair(padding, "padding", op),
+        pair(dilation, "dilation", op),
+        bool(ceil_mode),
+    )
     pool.check(x.shape)
     out = apply(pool, x)
     if unbatched:
         out = out.squeeze(0)
     if return_indices:
-        idx = apply(MaxPoolIndices(*(pool.kernel, pool.stride, pool.padding, pool.dilation,
-                                     pool.ceil_mode)), x)
+        idx = apply(
+            MaxPoolIndices(
+                *(pool.kernel, pool.stride, pool.padding, pool.dilation, pool.ceil_mode)
+            ),
+            x,
+        )
         return out, idx.squeeze(0) if unbatched else idx
     return out
 
 
-def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """Max over windows of an (N, C, L) or (C, L) input.
 
     >>> import ember
@@ -67,8 +90,15 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     x, unbatched = _batched(input, 3, op)
     k = single(kernel_size, "kernel_size", op)
     s = k if stride is None or stride == [] else single(stride, "stride", op)
-    res = max_pool2d(x.unsqueeze(2), (1, k), (1, s), (0, single(padding, "padding", op)),
-                     (1, single(dilation, "dilation", op)), ceil_mode, return_indices)
+    res = max_pool2d(
+        x.unsqueeze(2),
+        (1, k),
+        (1, s),
+        (0, single(padding, "padding", op)),
+        (1, single(dilation, "dilation", op)),
+        ceil_mode,
+        return_indices,
+    )
     if return_indices:
         out, idx = res
         out, idx = out.squeeze(2), idx.squeeze(2)
@@ -77,8 +107,15 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return out.squeeze(0) if unbatched else out
 
 
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
     """Mean over (kh, kw) windows (a depthwise convolution with a constant kernel).
 
     >>> import ember
@@ -96,10 +133,14 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
     padding = pair(padding, "padding", op)
     if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
-        raise ShapeError(f"{op}: pad should be at most half of effective kernel size, got {padding}")
+        raise ShapeError(
+            f"{op}: pad should be at most half of effective kernel size, got {padding}"
+        )
     n, c, h, w = x.shape
-    ho, wo = (pool_out_size(s, k, st, p, 1, ceil_mode)
-              for s, k, st, p in zip((h, w), kernel, stride, padding))
+    ho, wo = (
+        pool_out_size(s, k, st, p, 1, ceil_mode)
+        for s, k, st, p in zip((h, w), kernel, stride, padding)
+    )
     if ho <= 0 or wo <= 0:
         raise ShapeError(f"{op}: input {tuple(x.shape)} is too small for kernel {kernel}")
     if stride == kernel and padding == (0, 0) and ho * kernel[0] <= h and wo * kernel[1] <= w:
@@ -110,8 +151,10 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         out = tiles.sum((3, 5)) / divisor_override if divisor_override else tiles.mean((3, 5))
         return out.squeeze(0) if unbatched else out
     # pad explicitly (zeros), including ceil mode's extra right/bottom cells
-    extra = [max(0, (o - 1) * st + k - (s + 2 * p)) for o, st, k, s, p in
-             zip((ho, wo), stride, kernel, (h, w), padding)]
+    extra = [
+        max(0, (o - 1) * st + k - (s + 2 * p))
+        for o, st, k, s, p in zip((ho, wo), stride, kernel, (h, w), padding)
+    ]
     xp_ = pad(x, (padding[1], padding[1] + extra[1], padding[0], padding[0] + extra[0]))
     from ...functions.creation import ones as _ones
 
@@ -138,8 +181,14 @@ def _counts(size: int, k: int, s: int, p: int, n_out: int, include_pad: bool) ->
     return (np.minimum(ends, size) - np.maximum(starts, 0)).astype(np.float64)
 
 
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
     """Mean over windows of an (N, C, L) input.
 
     >>> import ember
@@ -151,13 +200,20 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     x, unbatched = _batched(input, 3, op)
     k = single(kernel_size, "kernel_size", op)
     s = k if stride is None or stride == [] else single(stride, "stride", op)
-    out = avg_pool2d(x.unsqueeze(2), (1, k), (1, s), (0, single(padding, "padding", op)),
-                     ceil_mode, count_include_pad).squeeze(2)
+    out = avg_pool2d(
+        x.unsqueeze(2),
+        (1, k),
+        (1, s),
+        (0, single(padding, "padding", op)),
+        ceil_mode,
+        count_include_pad,
+    ).squeeze(2)
     return out.squeeze(0) if unbatched else out
 
 
 def _adaptive_matrix(size: int, out: int, dtype, device) -> Tensor:
-    """(out, size) averaging matrix with PyTorch's adaptive windows [floor(i*n/o), ceil((i+1)*n/o))."""
+    """(out, size) averaging matrix over PyTorch's adaptive windows
+    [floor(i * n / o), ceil((i + 1) * n / o))."""
     from ...functions.creation import tensor
 
     m = np.zeros((out, size))
@@ -204,13 +260,15 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     ember.Size([1, 2, 4])
     """
     x, unbatched = _batched(input, 3, "adaptive_avg_pool1d")
-    out = adaptive_avg_pool2d(x.unsqueeze(2), (1, single(output_size, "output_size",
-                                                        "adaptive_avg_pool1d"))).squeeze(2)
+    out = adaptive_avg_pool2d(
+        x.unsqueeze(2), (1, single(output_size, "output_size", "adaptive_avg_pool1d"))
+    ).squeeze(2)
     return out.squeeze(0) if unbatched else out
 
 
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False
+) -> Tensor:
     """Power-average pooling: (sum over window of x^p)^(1/p).
 
     >>> import ember

@@ -255,16 +255,18 @@ class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
-                             f"({min_val})")
+            raise ValueError(
+                f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})"
+            )
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return A.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return (f"min_val={self.min_val}, max_val={self.max_val}"
-                + (", inplace=True" if self.inplace else ""))
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class Hardshrink(Module):
@@ -314,8 +316,9 @@ class Threshold(Module):
         return A.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
-        return (f"threshold={self.threshold}, value={self.value}"
-                + (", inplace=True" if self.inplace else ""))
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class RReLU(Module):
@@ -326,8 +329,9 @@ class RReLU(Module):
     RReLU(lower=0.125, upper=0.3333333333333333)
     """
 
-    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-                 inplace: bool = False) -> None:
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
@@ -335,8 +339,9 @@ class RReLU(Module):
         return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return (f"lower={self.lower}, upper={self.upper}"
-                + (", inplace=True" if self.inplace else ""))
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class PReLU(Module):
@@ -347,8 +352,9 @@ class PReLU(Module):
     PReLU(num_parameters=3)
     """
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
+    ) -> None:
         from ...functions.creation import full
 
         super().__init__()
@@ -441,8 +447,9 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             from ..._errors import ShapeError
 
-            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape "
-                             f"{tuple(input.shape)}")
+            raise ShapeError(
+                f"Softmax2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}"
+            )
         return A.softmax(input, -3)
 
 
@@ -466,8 +473,32 @@ class GLU(Module):
 
 
 __all__ = [
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish", "Sigmoid",
-    "Tanh", "LogSigmoid", "Softsign", "Tanhshrink", "Hardtanh", "Hardsigmoid", "Hardswish",
-    "Hardshrink", "Softshrink", "Threshold", "RReLU", "PReLU", "Softplus", "Softmax",
-    "LogSoftmax", "Softmin", "Softmax2d", "GLU",
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "CELU",
+    "SELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Sigmoid",
+    "Tanh",
+    "LogSigmoid",
+    "Softsign",
+    "Tanhshrink",
+    "Hardtanh",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardshrink",
+    "Softshrink",
+    "Threshold",
+    "RReLU",
+    "PReLU",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Softmax2d",
+    "GLU",
 ]

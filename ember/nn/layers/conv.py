@@ -23,9 +23,22 @@ from .linear import _empty, _module_error
 class _ConvNd(Module):
     _dims = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding,
-                 dilation, groups: int, bias: bool, padding_mode: str, transposed: bool,
-                 output_padding, device, dtype) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        transposed: bool,
+        output_padding,
+        device,
+        dtype,
+    ) -> None:
         super().__init__()
         name = type(self).__name__
         if groups <= 0:
@@ -47,15 +60,20 @@ class _ConvNd(Module):
             if padding not in ("same", "valid"):
                 raise ValueError(f"{name}: invalid padding string {padding!r}")
             if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+                raise ValueError(
+                    f"{name}: padding='same' is not supported for strided convolutions"
+                )
             self.padding = padding
         else:
             self.padding = norm(padding, "padding", name)
         self.dilation = norm(dilation, "dilation", name)
         self.output_padding = norm(output_padding, "output_padding", name)
         self.groups, self.padding_mode, self.transposed = groups, padding_mode, transposed
-        shape = ((in_channels, out_channels // groups) if transposed
-                 else (out_channels, in_channels // groups)) + self.kernel_size
+        shape = (
+            (in_channels, out_channels // groups)
+            if transposed
+            else (out_channels, in_channels // groups)
+        ) + self.kernel_size
         self.weight = Parameter(_empty(*shape, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_empty(out_channels, device=device, dtype=dtype))
@@ -127,18 +145,43 @@ class Conv2d(_ConvNd):
     Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                         bias, padding_mode, False, 0, device, dtype)
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            False,
+            0,
+            device,
+            dtype,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
         x, padding = self._mode_padded(input)
         try:
-            return conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
-                          self.groups)
+            return conv2d(
+                x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -153,11 +196,35 @@ class Conv1d(_ConvNd):
 
     _dims = 1
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                         bias, padding_mode, False, 0, device, dtype)
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            False,
+            0,
+            device,
+            dtype,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
@@ -165,8 +232,9 @@ class Conv1d(_ConvNd):
         if not isinstance(padding, str) and padding != 0:
             padding = padding[0]
         try:
-            return conv1d(x, self.weight, self.bias, self.stride[0], padding, self.dilation[0],
-                          self.groups)
+            return conv1d(
+                x, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -179,13 +247,38 @@ class ConvTranspose2d(_ConvNd):
     ember.Size([1, 2, 11, 11])
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'{type(self).__name__}: only "zeros" padding mode is supported')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                         bias, padding_mode, True, output_padding, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            True,
+            output_padding,
+            device,
+            dtype,
+        )
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         self._check_input(input)
@@ -193,8 +286,16 @@ class ConvTranspose2d(_ConvNd):
         if output_size is not None:
             output_padding = self._output_padding_for(input, output_size)
         try:
-            return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                    output_padding, self.groups, self.dilation)
+            return conv_transpose2d(
+                input,
+                self.weight,
+                self.bias,
+                self.stride,
+                self.padding,
+                output_padding,
+                self.groups,
+                self.dilation,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -203,8 +304,12 @@ class ConvTranspose2d(_ConvNd):
         size = tuple(int(s) for s in output_size)[-d:]
         result = []
         for i, want in enumerate(size):
-            base = ((input.shape[-d + i] - 1) * self.stride[i] - 2 * self.padding[i]
-                    + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            base = (
+                (input.shape[-d + i] - 1) * self.stride[i]
+                - 2 * self.padding[i]
+                + self.dilation[i] * (self.kernel_size[i] - 1)
+                + 1
+            )
             extra = want - base
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):
                 top = base + max(self.stride[i], self.dilation[i]) - 1
@@ -233,8 +338,16 @@ class ConvTranspose1d(ConvTranspose2d):
         if output_size is not None:
             output_padding = self._output_padding_for(input, output_size)
         try:
-            return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                    output_padding, self.groups, self.dilation)
+            return conv_transpose1d(
+                input,
+                self.weight,
+                self.bias,
+                self.stride,
+                self.padding,
+                output_padding,
+                self.groups,
+                self.dilation,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 

@@ -59,8 +59,9 @@ class Linear(Module):
     (ember.Size([3, 4]), ember.Size([3]))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
@@ -89,20 +90,35 @@ class Linear(Module):
             raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Bilinear(Module):
-    """``y = x1^T A x2 + b``."""
+    """``y = x1^T A x2 + b`` for each output feature.
 
-    def __init__(self, in1_features: int, in2_features: int, out_features: int,
-                 bias: bool = True, device=None, dtype=None) -> None:
+    >>> import ember
+    >>> ember.nn.Bilinear(3, 4, 2)(ember.ones(5, 3), ember.ones(5, 4)).shape
+    ember.Size([5, 2])
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in1_features, in2_features, device=device,
-                                       dtype=dtype))
+        self.weight = Parameter(
+            _empty(out_features, in1_features, in2_features, device=device, dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
         else:
@@ -113,8 +129,13 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        if (input1.ndim == 0 or input2.ndim == 0 or input1.shape[-1] != self.in1_features
-                or input2.shape[-1] != self.in2_features or input1.shape[:-1] != input2.shape[:-1]):
+        if (
+            input1.ndim == 0
+            or input2.ndim == 0
+            or input1.shape[-1] != self.in1_features
+            or input2.shape[-1] != self.in2_features
+            or input1.shape[:-1] != input2.shape[:-1]
+        ):
             raise ShapeError(
                 f"Bilinear: expected inputs (*, {self.in1_features}) and (*, {self.in2_features}) "
                 f"with the same leading dimensions, got {tuple(input1.shape)} and "
@@ -123,8 +144,10 @@ class Bilinear(Module):
         return bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class Flatten(Module):

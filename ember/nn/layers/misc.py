@@ -39,14 +39,24 @@ class Dropout(Module):
 
 
 class Dropout2d(Dropout):
-    """Zero whole channels with probability ``p`` in training."""
+    """Zero whole channels with probability ``p`` in training (survivors scaled by 1/(1-p)).
+
+    >>> import ember
+    >>> ember.nn.Dropout2d(0.2)
+    Dropout2d(p=0.2, inplace=False)
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return dropout2d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(Dropout):
-    """Dropout for SELU networks."""
+    """Dropout for SELU networks (keeps zero mean and unit variance).
+
+    >>> import ember
+    >>> ember.nn.AlphaDropout(0.2).eval()(ember.ones(2))
+    tensor([1., 1.])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return alpha_dropout(input, self.p, self.training)
@@ -56,14 +66,24 @@ class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim`` (N(0, 1) init).
 
     >>> import ember
-    >>> ember.nn.Embedding(5, 2, padding_idx=0).weight[0]
-    tensor([0., 0.], grad_fn=<GetItemBackward0>)
+    >>> ember.nn.Embedding(5, 2, padding_idx=0).weight[0].tolist()
+    [0.0, 0.0]
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
-                 _freeze: bool = False, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight=None,
+        _freeze: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
@@ -73,8 +93,10 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
-                                    requires_grad=not _freeze)
+            self.weight = Parameter(
+                _empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                requires_grad=not _freeze,
+            )
             self.reset_parameters()
         else:
             self.weight = Parameter(_weight, requires_grad=not _freeze)
@@ -86,13 +108,29 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx=None,
-                        max_norm=None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                        sparse: bool = False) -> Embedding:
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx=None,
+        max_norm=None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
         """An Embedding holding ``embeddings`` (frozen unless ``freeze=False``)."""
         rows, dim = embeddings.shape
-        return cls(rows, dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-                   _weight=embeddings, _freeze=freeze)
+        return cls(
+            rows,
+            dim,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         try:

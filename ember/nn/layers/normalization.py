@@ -27,13 +27,22 @@ def _filled(value, *shape, dtype=None, device=None) -> Tensor:
 
 
 class _NormBase(Module):
-    """Parameters (``weight``, ``bias``) and running statistics shared by batch and instance norm."""
+    """Parameters (``weight``, ``bias``) and running statistics of batch and instance norm."""
 
     _expected_dims: tuple = (2, 3)
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -49,12 +58,15 @@ class _NormBase(Module):
         if track_running_stats:
             from ... import dtypes
 
-            self.register_buffer("running_mean", _filled(0.0, num_features, dtype=dtype,
-                                                         device=device))
-            self.register_buffer("running_var", _filled(1.0, num_features, dtype=dtype,
-                                                        device=device))
-            self.register_buffer("num_batches_tracked",
-                                 _filled(0, dtype=dtypes.int64, device=device))
+            self.register_buffer(
+                "running_mean", _filled(0.0, num_features, dtype=dtype, device=device)
+            )
+            self.register_buffer(
+                "running_var", _filled(1.0, num_features, dtype=dtype, device=device)
+            )
+            self.register_buffer(
+                "num_batches_tracked", _filled(0, dtype=dtypes.int64, device=device)
+            )
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -83,9 +95,11 @@ class _NormBase(Module):
             )
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -108,7 +122,11 @@ class _BatchNorm(_NormBase):
             input,
             self.running_mean if track else None,
             self.running_var if track else None,
-            self.weight, self.bias, use_batch_stats, momentum, self.eps,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            momentum,
+            self.eps,
         )
 
 
@@ -152,28 +170,44 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     _spatial = 1
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None, *, bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
-                         bias=bias)
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         unbatched = input.ndim == self._spatial + 1
         c = input.shape[0 if unbatched else 1]
         if c != self.num_features:
-            message = (f"{type(self).__name__}: expected input with {self.num_features} "
-                       f"channels, got {c} (input shape {tuple(input.shape)})")
+            message = (
+                f"{type(self).__name__}: expected input with {self.num_features} "
+                f"channels, got {c} (input shape {tuple(input.shape)})"
+            )
             if self.affine:
                 raise ShapeError(message)
-            warnings.warn(message + "; num_features is unused because affine=False",
-                          stacklevel=2)
+            warnings.warn(message + "; num_features is unused because affine=False", stacklevel=2)
         x = input.unsqueeze(0) if unbatched else input
         out = N.instance_norm(
-            x, self.running_mean, self.running_var, self.weight, self.bias,
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
             self.training or not self.track_running_stats,
-            0.0 if self.momentum is None else self.momentum, self.eps,
+            0.0 if self.momentum is None else self.momentum,
+            self.eps,
         )
         return out.squeeze(0) if unbatched else out
 
@@ -210,19 +244,28 @@ class LayerNorm(Module):
     ember.Size([2, 4])
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_filled(1.0, *self.normalized_shape, dtype=dtype,
-                                            device=device))
+            self.weight = Parameter(
+                _filled(1.0, *self.normalized_shape, dtype=dtype, device=device)
+            )
             if bias:
-                self.bias = Parameter(_filled(0.0, *self.normalized_shape, dtype=dtype,
-                                              device=device))
+                self.bias = Parameter(
+                    _filled(0.0, *self.normalized_shape, dtype=dtype, device=device)
+                )
             else:
                 self.register_parameter("bias", None)
         else:
@@ -242,8 +285,10 @@ class LayerNorm(Module):
             raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
 
 
 class GroupNorm(Module):
@@ -254,8 +299,17 @@ class GroupNorm(Module):
     ember.Size([3, 4, 5])
     """
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device=None, dtype=None, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError(
@@ -289,9 +343,18 @@ class GroupNorm(Module):
         return N.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "LayerNorm", "GroupNorm"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "GroupNorm",
+]

@@ -22,8 +22,15 @@ class MaxPool2d(Module):
     MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -32,23 +39,44 @@ class MaxPool2d(Module):
 
     def forward(self, input: Tensor):
         try:
-            return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                self.ceil_mode, self.return_indices)
+            return P.max_pool2d(
+                input,
+                self.kernel_size,
+                self.stride,
+                self.padding,
+                self.dilation,
+                self.ceil_mode,
+                self.return_indices,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(MaxPool2d):
-    """Max over windows of (N, C, L) input."""
+    """Max over windows of (N, C, L) input.
+
+    >>> import ember
+    >>> ember.nn.MaxPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+    tensor([[[3., 2.]]])
+    """
 
     def forward(self, input: Tensor):
         try:
-            return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                self.ceil_mode, self.return_indices)
+            return P.max_pool1d(
+                input,
+                self.kernel_size,
+                self.stride,
+                self.padding,
+                self.dilation,
+                self.ceil_mode,
+                self.return_indices,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -62,8 +90,15 @@ class AvgPool2d(Module):
               [1., 1.]]]])
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override=None,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -72,8 +107,15 @@ class AvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         try:
-            return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad, self.divisor_override)
+            return P.avg_pool2d(
+                input,
+                self.kernel_size,
+                self.stride,
+                self.padding,
+                self.ceil_mode,
+                self.count_include_pad,
+                self.divisor_override,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -82,10 +124,21 @@ class AvgPool2d(Module):
 
 
 class AvgPool1d(Module):
-    """Mean over windows of (N, C, L) input."""
+    """Mean over windows of (N, C, L) input.
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
+    >>> import ember
+    >>> ember.nn.AvgPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+    tensor([[[2., 1.]]])
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
         super().__init__()
         self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
         stride = kernel_size if stride is None else stride
@@ -95,8 +148,14 @@ class AvgPool1d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         try:
-            return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad)
+            return P.avg_pool1d(
+                input,
+                self.kernel_size,
+                self.stride,
+                self.padding,
+                self.ceil_mode,
+                self.count_include_pad,
+            )
         except EmberError as e:
             raise _module_error(self, e) from None
 
@@ -127,7 +186,12 @@ class AdaptiveAvgPool2d(Module):
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
-    """Average-pool (N, C, L) input to a fixed length."""
+    """Average-pool (N, C, L) input to a fixed length.
+
+    >>> import ember
+    >>> ember.nn.AdaptiveAvgPool1d(2)(ember.ones(1, 3, 7)).shape
+    ember.Size([1, 3, 2])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         try:
@@ -136,4 +200,11 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
             raise _module_error(self, e) from None
 
 
-__all__ = ["MaxPool2d", "MaxPool1d", "AvgPool2d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d"]
+__all__ = [
+    "MaxPool2d",
+    "MaxPool1d",
+    "AvgPool2d",
+    "AvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool1d",
+]

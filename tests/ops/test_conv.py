@@ -1,0 +1,240 @@
+"""The convolution primitives (ember.ops.conv): Conv2d, Conv2dGradInput, Conv2dGradWeight.
+
+Forward against a direct NumPy loop, both gradients against torch.nn.grad, third order through
+the closed set of ops, and the fast paths' bookkeeping: scratch buffers never leak into results,
+the weight gradient's reuse of the forward pass's patches is only taken when it is valid.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops import conv as C
+from ember.ops.base import apply
+
+# (x shape, w shape, stride, padding, dilation, groups)
+CONFIGS = [
+    ((2, 3, 6, 6), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 1, 10, 12), (3, 1, 3, 3), (2, 1), (1, 2), (2, 1), 1),  # planar (few channels)
+    ((2, 2, 5, 16), (4, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # planar
+    ((2, 3, 7, 6), (4, 3, 3, 2), (2, 1), (0, 1), (1, 1), 1),
+    ((1, 4, 9, 9), (6, 2, 3, 3), (2, 2), (2, 2), (2, 2), 2),
+    ((2, 4, 5, 5), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4),  # depthwise
+    ((2, 4, 5, 5), (3, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1
+    ((2, 4, 5, 5), (3, 4, 1, 1), (2, 2), (1, 1), (1, 1), 1),
+    ((1, 2, 4, 7), (2, 2, 4, 5), (1, 3), (3, 0), (1, 1), 1),  # padding > kernel / 2
+]
+IDS = [
+    f"x{'x'.join(map(str, c[0]))}-w{'x'.join(map(str, c[1]))}-s{c[2]}-p{c[3]}-d{c[4]}-g{c[5]}"
+    for c in CONFIGS
+]
+
+
+def _reference(x, w, stride, padding, dilation, groups):
+    """Direct cross-correlation, one output pixel at a time."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, ho, wo))
+    og = o // groups
+    for f in range(o):
+        g = f // og
+        for i in range(ho):
+            for j in range(wo):
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * stride[0] : i * stride[0] + dilation[0] * (kh - 1) + 1 : dilation[0],
+                    j * stride[1] : j * stride[1] + dilation[1] * (kw - 1) + 1 : dilation[1],
+                ]
+                out[:, f, i, j] = (patch * w[f]).sum(axis=(1, 2, 3))
+    return out
+
+
+def _arrays(cfg, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(cfg[0]), rng.standard_normal(cfg[1])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_forward_matches_direct_loop(cfg):
+    x, w = _arrays(cfg)
+    out = apply(C.Conv2d(*cfg[2:]), ember.tensor(x), ember.tensor(w))
+    np.testing.assert_allclose(out.numpy(), _reference(x, w, *cfg[2:]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_gradients_match_torch(cfg):
+    x, w = _arrays(cfg)
+    stride, padding, dilation, groups = cfg[2:]
+    ho_wo = _reference(x, w, *cfg[2:]).shape
+    g = np.random.default_rng(1).standard_normal(ho_wo)
+    tx, tw, tg = (torch.tensor(a) for a in (x, w, g))
+    want_dx = torch.nn.grad.conv2d_input(x.shape, tw, tg, stride, padding, dilation, groups)
+    want_dw = torch.nn.grad.conv2d_weight(tx, w.shape, tg, stride, padding, dilation, groups)
+    p = (stride, padding, dilation, groups)
+    dx = apply(C.Conv2dGradInput(x.shape, *p), ember.tensor(g), ember.tensor(w))
+    C.release_scratch()  # no patches of x held: the weight gradient gathers its own
+    dw = apply(C.Conv2dGradWeight(w.shape, *p), ember.tensor(x), ember.tensor(g))
+    np.testing.assert_allclose(dx.numpy(), want_dx.numpy(), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(dw.numpy(), want_dw.numpy(), rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:4], ids=IDS[:4])
+def test_gradcheck_second_and_third_order(cfg):
+    x, w = (ember.tensor(a, requires_grad=True) for a in _arrays(cfg))
+    op = C.Conv2d(*cfg[2:])
+
+    def conv(a, b):
+        return apply(op, a, b)
+
+    assert gradcheck(conv, (x, w), fast_mode=True)
+    assert gradgradcheck(conv, (x, w), fast_mode=True)
+
+    def grad_of_conv(a, b):  # its gradient (Conv2dGradInput, Conv2dGradWeight) checked again
+        (ga, gb) = ember.autograd.grad(conv(a, b).pow(2).sum(), (a, b), create_graph=True)
+        return ga.sum() + gb.pow(2).sum()
+
+    assert gradgradcheck(grad_of_conv, (x, w), fast_mode=True, atol=1e-5)
+
+
+def test_float32_stays_float32_and_close_to_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 8, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((5, 8, 3, 3)).astype(np.float32)
+    ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    eo = ember.nn.functional.conv2d(ex, ew, padding=1)
+    to = torch.nn.functional.conv2d(tx, tw, padding=1)
+    eo.sum().backward()
+    to.sum().backward()
+    for e, t in ((eo, to), (ex.grad, tx.grad), (ew.grad, tw.grad)):
+        assert e.dtype is ember.float32
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_results_never_alias_scratch_memory():
+    rng = np.random.default_rng(0)
+    x1, x2 = (ember.tensor(rng.standard_normal((2, 3, 6, 6))) for _ in range(2))
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)))
+    y1 = ember.nn.functional.conv2d(x1, w, padding=1)
+    before = y1.numpy().copy()
+    ember.nn.functional.conv2d(x2, w, padding=1)  # reuses every scratch buffer
+    np.testing.assert_array_equal(y1.numpy(), before)
+    u = ember.nn.functional.unfold(x1, 1)  # 1x1 patches are the input itself: still a copy
+    u.add_(1)
+    np.testing.assert_array_equal(ember.nn.functional.unfold(x1, 1).numpy() + 1, u.numpy())
+
+
+def test_weight_gradient_reuse_is_exact():
+    """The last forward pass's patches serve the weight gradient; a recompute gives the same."""
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    ember.nn.functional.conv2d(x, w, padding=1).pow(2).sum().backward()
+    reused = w.grad.numpy().copy()
+    w.grad = None
+    out = ember.nn.functional.conv2d(x, w, padding=1)
+    ember.nn.functional.conv2d(x * 2, w, padding=1)  # overwrites the held patches
+    out.pow(2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), reused, rtol=1e-13)
+
+
+def test_two_layers_share_no_stale_patches():
+    """conv2(conv1(x)): the weight gradient of conv1 must not reuse conv2's patches."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(2, 3, 6, 6), (3, 3, 3, 3), (3, 3, 3, 3)]]
+    grads = []
+    for lib in (torch, ember):
+        x, w1, w2 = (lib.tensor(a, requires_grad=True) for a in arrays)
+        F = lib.nn.functional
+        F.conv2d(F.conv2d(x, w1, padding=1), w2, padding=1).pow(2).sum().backward()
+        grads.append([t.grad.numpy() for t in (x, w1, w2)])
+    for e, t in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-10)
+
+
+def test_in_place_change_after_forward():
+    x = ember.randn(2, 3, 6, 6, dtype=ember.float64)
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    out = ember.nn.functional.conv2d(x, w, padding=1)
+    with ember.no_grad():
+        x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+    # a fresh forward pass sees the new values (no stale patches)
+    fresh = ember.nn.functional.conv2d(x, w, padding=1).detach().numpy()
+    want = torch.nn.functional.conv2d(
+        torch.tensor(x.numpy()), torch.tensor(w.detach().numpy()), padding=1
+    )
+    np.testing.assert_allclose(fresh, want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_threads_get_their_own_scratch():
+    rng = np.random.default_rng(0)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)))
+    xs = [ember.tensor(rng.standard_normal((4, 3, 16, 16))) for _ in range(4)]
+    want = [ember.nn.functional.conv2d(x, w, padding=1).numpy() for x in xs]
+    got = [None] * len(xs)
+
+    def work(i):
+        for _ in range(5):
+            got[i] = ember.nn.functional.conv2d(xs[i], w, padding=1).numpy()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_parallel_copy_matches_plain_copy():
+    rng = np.random.default_rng(0)
+    for shape in ((64, 40, 40, 8), (1, 40, 400, 64)):  # split along axis 0, then axis 1
+        src = rng.standard_normal(shape).transpose(0, 3, 1, 2)  # > 4 MB, strided
+        dst = np.empty(src.shape)
+        C._copy(dst, src)
+        np.testing.assert_array_equal(dst, src)
+
+
+def test_channels_last_input_1x1_reads_in_place():
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((2, 3, 5, 5)))
+    w1 = ember.tensor(rng.standard_normal((4, 3, 3, 3)))
+    w2 = ember.tensor(rng.standard_normal((2, 4, 1, 1)))
+    y = ember.nn.functional.conv2d(x, w1, padding=1)  # channels-last memory
+    assert y.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
+    z = ember.nn.functional.conv2d(y, w2)
+    want = torch.nn.functional.conv2d(torch.tensor(y.numpy()), torch.tensor(w2.numpy()))
+    np.testing.assert_allclose(z.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_layout_choice():
+    assert C.planar((2, 1, 28, 28), (5, 5), (1, 1), 1)  # LeNet's first layer
+    assert not C.planar((2, 64, 32, 32), (3, 3), (1, 1), 1)
+    assert not C.planar((2, 1, 28, 28), (5, 5), (1, 2), 1)
+    assert all(C.planar(c[0], c[1][2:], c[2], c[5]) for c in CONFIGS[1:3])
+
+
+def test_empty_batch():
+    out = ember.nn.functional.conv2d(ember.ones(0, 3, 5, 5), ember.ones(2, 3, 3, 3))
+    assert tuple(out.shape) == (0, 2, 3, 3)
+
+
+def test_infer_names_the_problem():
+    spec = C.conv_output_shape((2, 4, 8, 8), (6, 2, 3, 3), C.Conv2d((2, 2), (1, 1), (1, 1), 2))
+    assert spec == (2, 6, 4, 4)
+    with pytest.raises(ember.ShapeError, match=r"out channels 5 .* not divisible by groups 2"):
+        C.conv_output_shape((2, 4, 8, 8), (5, 2, 3, 3), C.Conv2d((1, 1), (0, 0), (1, 1), 2))
+    with pytest.raises(ember.ShapeError, match=r"stride \(0, 1\) and dilation"):
+        C.conv_output_shape((2, 4, 8, 8), (4, 4, 3, 3), C.Conv2d((0, 1), (0, 0), (1, 1), 1))
