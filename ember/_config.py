@@ -249,3 +249,20 @@ def is_anomaly_enabled() -> bool:
     False
     """
     return state.anomaly
+
+
+def graph_tracer(*tensors):
+    """The tracer an in-place write must go through, or None to write eagerly.
+
+    ``ember.compile``'s tracer sees every write; a define-and-run graph (placeholders at top
+    level leave one active) only writes that involve one of its symbolic values, so ordinary
+    tensors keep working eagerly beside it.
+    """
+    tr = state.tracer
+    if tr is None or not getattr(tr, "define", False):
+        return tr
+    for t in tensors:
+        if getattr(getattr(t, "_data", None), "is_symbol", False):
+            return tr
+    return None
+

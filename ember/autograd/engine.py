@@ -324,8 +324,9 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
     if create_graph or old._requires_grad:
         t._grad = apply(ADD, old, g)
         return
-    if _config.state.tracer is not None:  # building a graph: ember.static records the update
-        _config.state.tracer.accumulate(old, g)
+    tracer = _config.graph_tracer(old, g)
+    if tracer is not None:  # building a graph: ember.static records the update
+        tracer.accumulate(old, g)
         return
     try:
         old._data += g._data

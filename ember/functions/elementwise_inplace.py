@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._config import state
+from .._config import graph_tracer, state
 from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
@@ -44,7 +44,7 @@ _BINARY_DOC = """In-place ``{fn}``: writes ``{fn}(self, other)`` into ``self`` a
 
 
 def _recording(x: Tensor, args) -> bool:
-    if state.tracer is not None:  # building a graph: every write goes through apply_inplace
+    if graph_tracer(x, *args) is not None:  # building a graph: writes go through apply_inplace
         return True
     if not state.grad_enabled:
         return False
@@ -56,7 +56,7 @@ def _fast_unary(x: Tensor, kernel) -> bool:
     d = x._data
     if (state.grad_enabled and x._requires_grad) or d.dtype.kind != "f" or not d.flags.writeable:
         return False
-    if state.tracer is not None:
+    if graph_tracer(x) is not None:
         return False
     kernel(np if type(d) is np.ndarray else xp_of(d), d)
     x._version[0] += 1

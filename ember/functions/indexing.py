@@ -20,7 +20,7 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from .._config import state
+from .._config import graph_tracer, state
 from .._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Tensor
@@ -248,7 +248,7 @@ def setitem(input: Tensor, key, value) -> None:
         input._version[0] += 1
         return
     v = _value_tensor(value, input, "setitem")
-    if state.tracer is None and not (
+    if graph_tracer(input, v) is None and not (
         state.grad_enabled and (input._requires_grad or v._requires_grad)
     ):
         data = input._data

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from .._config import state
+from .._config import graph_tracer, state
 from .._errors import AutogradError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
@@ -24,7 +24,7 @@ from . import elementwise as F
 
 
 def _recording(x: Tensor, args) -> bool:
-    if state.tracer is not None:  # building a graph: every write goes through apply_inplace
+    if graph_tracer(x, *args) is not None:  # building a graph: writes go through apply_inplace
         return True
     if not state.grad_enabled:
         return False
@@ -87,8 +87,9 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
         from .views import check_rebase, rebase_view
 
         check_rebase(x)
-    if state.tracer is not None:  # building a graph: rebind x to the new value (ember.static)
-        state.tracer.write(x, result)
+    tracer = graph_tracer(x, result)
+    if tracer is not None:  # building a graph: rebind x to the new value (ember.static)
+        tracer.write(x, result)
     else:
         x._data[...] = result._data
     x._version[0] += 1
@@ -106,8 +107,9 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
 
 def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, **kwargs) -> Tensor:
     """``x = fn(x, *args)`` in place, with autograd's in-place rules."""
-    if state.tracer is not None:
-        state.tracer.own(x)
+    tracer = graph_tracer(x, *args)
+    if tracer is not None:
+        tracer.own(x)
     if _recording(x, args):
         check_inplace_allowed(x, name)
         src = _alias(x, copy=saves_inputs)
@@ -121,7 +123,7 @@ _UFUNC = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.t
 
 def _fast(x: Tensor, other, name: str) -> bool:
     """The no-autograd arithmetic update straight into x's array; False when it doesn't apply."""
-    if state.tracer is not None:
+    if graph_tracer(x, other) is not None:
         return False
     if state.grad_enabled and (x._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
         return False

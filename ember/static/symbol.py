@@ -96,6 +96,7 @@ class Symbol(Value):
 
     __slots__ = ()
     __array_priority__ = 1000
+    is_symbol = True
 
     @property
     def ndim(self) -> int:
