@@ -73,6 +73,7 @@ from . import data, utils  # ember.data, ember.utils.data (torch.utils.data)
 from .serialization import CheckpointError, load, save
 from . import static  # noqa: E402  (ember.static: graphs, Session)
 from .static import compile  # noqa: E402,A004  (ember.compile)
+from . import onnx  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
 from . import viz  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 
 float = float32  # noqa: A001

@@ -1,0 +1,148 @@
+"""Converters for the neural-network primitives: convolution (``Conv2d`` -> ``Conv``, its
+input gradient ``Conv2dGradInput`` -> ``ConvTranspose``, which is what ``conv_transpose2d``
+records), pooling (``MaxPool2d`` and its indices -> ``MaxPool``), ``unfold`` (a grouped
+convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, log-softmax and
+binary cross-entropy. Composites (batch norm, layer norm, linear, avg pooling...) arrive as
+the primitives they are made of."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import conv as C
+from ..ops import loss as Lo
+from ..ops import pool as P
+from ..ops import softmax as S
+from ..static.dims import Dim
+from .context import converts
+
+
+def _pair(x) -> list:
+    return [int(v) for v in x]
+
+
+def _pads(padding) -> list:
+    ph, pw = _pair(padding)
+    return [ph, pw, ph, pw]
+
+
+@converts(C.Conv2d)
+def _conv(ctx, node, x, w):
+    op = node.op
+    return ctx.add(
+        "Conv",
+        [x, w],
+        strides=_pair(op.stride),
+        pads=_pads(op.padding),
+        dilations=_pair(op.dilation),
+        group=int(op.groups),
+    )
+
+
+@converts(C.Conv2dGradInput, dims=True)
+def _conv_transpose(ctx, node, g, w):
+    op = node.op
+    hw = op.x_shape[2:]
+    if any(isinstance(s, Dim) for s in hw):
+        raise ctx.error("the output's height and width must be known (not a dynamic axis)")
+    _, _, kh, kw = node.inputs[1].shape
+    gh, gw = node.inputs[0].shape[2:]
+    if isinstance(gh, Dim) or isinstance(gw, Dim):
+        raise ctx.error("the input's height and width must be known (not a dynamic axis)")
+    (sh, sw), (ph, pw), (dh, dw) = _pair(op.stride), _pair(op.padding), _pair(op.dilation)
+    out_pad = [
+        int(hw[0]) - ((gh - 1) * sh - 2 * ph + dh * (kh - 1) + 1),
+        int(hw[1]) - ((gw - 1) * sw - 2 * pw + dw * (kw - 1) + 1),
+    ]
+    return ctx.add(
+        "ConvTranspose",
+        [g, w],
+        strides=[sh, sw],
+        pads=[ph, pw, ph, pw],
+        dilations=[dh, dw],
+        group=int(op.groups),
+        output_padding=out_pad if any(out_pad) else None,
+    )
+
+
+def _pool_attrs(op) -> dict:
+    return dict(
+        kernel_shape=_pair(op.kernel),
+        strides=_pair(op.stride),
+        pads=_pads(op.padding),
+        dilations=_pair(op.dilation),
+        ceil_mode=1 if op.ceil_mode else 0,
+    )
+
+
+@converts(P.MaxPool2d)
+def _max_pool(ctx, node, x):
+    return ctx.add("MaxPool", [x], **_pool_attrs(node.op))
+
+
+@converts(P.MaxPoolIndices, dims=True)
+def _max_pool_indices(ctx, node, x):
+    _, idx = ctx.add("MaxPool", [x], n_out=2, **_pool_attrs(node.op))
+    # ONNX's indices count over the whole (N, C, H, W) tensor; PyTorch's within each plane
+    h, w = node.inputs[0].shape[2:]
+    if isinstance(h, Dim) or isinstance(w, Dim):
+        hh = ctx.dim(h) if isinstance(h, Dim) else ctx.ints([h])
+        ww = ctx.dim(w) if isinstance(w, Dim) else ctx.ints([w])
+        plane = ctx.add("Mul", [hh, ww])
+    else:
+        plane = ctx.const(np.asarray(h * w, dtype=np.int64))
+    return ctx.add("Mod", [idx, plane])
+
+
+@converts(P.Unfold)
+def _unfold(ctx, node, x):
+    op = node.op
+    n, c, _, _ = node.inputs[0].shape
+    if isinstance(c, Dim):
+        raise ctx.error("the number of channels must be known")
+    kh, kw = _pair(op.kernel)
+    k = kh * kw
+    eye = np.eye(k, dtype=np.dtype(node.inputs[0].dtype)).reshape(k, 1, kh, kw)
+    weight = ctx.const(np.tile(eye, (c, 1, 1, 1)))  # channel c*k + i*kw + j picks x[c] at (i, j)
+    out = ctx.add(
+        "Conv",
+        [x, weight],
+        strides=_pair(op.stride),
+        pads=_pads(op.padding),
+        dilations=_pair(op.dilation),
+        group=int(c),
+    )
+    return ctx.add("Reshape", [out, ctx.ints([0, c * k, -1])])
+
+
+@converts(P.Fold)
+def _fold(ctx, node, cols):
+    op = node.op
+    if ctx.opset < 18:
+        raise ctx.error("fold (Col2Im) needs opset 18 or later (pass opset_version=18)")
+    return ctx.add(
+        "Col2Im",
+        [cols, ctx.ints(_pair(op.output_size)), ctx.ints(_pair(op.kernel))],
+        strides=_pair(op.stride),
+        pads=_pads(op.padding),
+        dilations=_pair(op.dilation),
+    )
+
+
+@converts(S.Softmax)
+def _softmax(ctx, node, x):
+    return ctx.add("Softmax", [x], axis=node.op.dim)
+
+
+@converts(S.LogSoftmax)
+def _log_softmax(ctx, node, x):
+    return ctx.add("LogSoftmax", [x], axis=node.op.dim)
+
+
+@converts(Lo.BinaryCrossEntropy)
+def _bce(ctx, node, x, t):
+    dt = np.dtype(node.output.dtype)
+    one, floor = ctx.scalar(1, dt), ctx.scalar(-100, dt)
+    lo = ctx.add("Max", [ctx.add("Log", [x]), floor])
+    l1 = ctx.add("Max", [ctx.add("Log", [ctx.add("Sub", [one, x])]), floor])
+    return ctx.add("Sub", [ctx.add("Mul", [ctx.add("Sub", [t, one]), l1]), ctx.add("Mul", [t, lo])])

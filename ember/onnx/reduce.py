@@ -1,0 +1,122 @@
+"""Converters for ``ember.ops.reduce``: sum, prod, amax / amin, max / min values, argmax /
+argmin, cumsum, all / any, and the helpers of norms and logsumexp (``SafeRoot``,
+``LseShift``). ``Cumprod`` has no ONNX operator and is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import reduce as R
+from .context import converts
+
+
+def _dt(value) -> np.dtype:
+    return np.dtype(value.dtype)
+
+
+@converts(R.Sum)
+def _sum(ctx, node, x):
+    return ctx.reduce("ReduceSum", x, node.op.axis, node.op.keepdim)
+
+
+@converts(R.Prod)
+def _prod(ctx, node, x):
+    axis = None if node.op.axis is None else (node.op.axis,)
+    return ctx.reduce("ReduceProd", x, axis, node.op.keepdim)
+
+
+def _extreme(ctx, node, x, axes, keepdim: bool, is_min: bool) -> str:
+    kind = "ReduceMin" if is_min else "ReduceMax"
+    if _dt(node.inputs[0]).kind == "b":  # no bool kernels before opset 20
+        return ctx.cast(ctx.reduce(kind, ctx.cast(x, np.int32), axes, keepdim), np.bool_)
+    return ctx.reduce(kind, x, axes, keepdim)
+
+
+@converts(R.Amax)
+def _amax(ctx, node, x):
+    op = node.op
+    return _extreme(ctx, node, x, op.axis, op.keepdim, op.is_min)
+
+
+@converts(R.SelectArg)
+def _select_arg(ctx, node, x):
+    op = node.op
+    if not node.inputs[0].shape:
+        return ctx.add("Identity", [x])
+    return _extreme(ctx, node, x, (op.dim,), op.keepdim, op.is_min)
+
+
+@converts(R.ArgReduce)
+def _arg_reduce(ctx, node, x):
+    op = node.op
+    ndim = len(node.inputs[0].shape)
+    kind = "ArgMin" if op.is_min else "ArgMax"
+    if op.dim is None or ndim == 0:
+        flat = ctx.add("Reshape", [x, ctx.ints([-1])])
+        out = ctx.add(kind, [flat], axis=0, keepdims=0)
+        if op.keepdim and ndim:
+            out = ctx.add("Reshape", [out, ctx.ints([1] * ndim)])
+        return out
+    return ctx.add(kind, [x], axis=op.dim, keepdims=1 if op.keepdim else 0)
+
+
+@converts(R.Cumsum)
+def _cumsum(ctx, node, x):
+    if not node.inputs[0].shape:
+        return ctx.add("Identity", [x])
+    axis = ctx.const(np.asarray(node.op.dim, dtype=np.int64))
+    return ctx.add("CumSum", [x, axis], reverse=1 if node.op.reverse else None)
+
+
+@converts(R.AllAny)
+def _all_any(ctx, node, x):
+    op = node.op
+    b = x if _dt(node.inputs[0]).kind == "b" else ctx.cast(x, np.bool_)
+    if not op.is_any:
+        b = ctx.add("Not", [b])
+    # count the true (all: the false) elements: right for empty reductions too
+    count = ctx.reduce("ReduceSum", ctx.cast(b, np.int64), op.axis, op.keepdim)
+    zero = ctx.scalar(0, np.int64)
+    out = ctx.add("Greater" if op.is_any else "Equal", [count, zero])
+    return ctx.cast(out, _dt(node.output)) if _dt(node.output).kind != "b" else out
+
+
+@converts(R.SafeRoot)
+def _safe_root(ctx, node, s):
+    if node.op.p == 2:
+        return ctx.add("Sqrt", [s])
+    return ctx.add("Pow", [s, ctx.scalar(1.0 / node.op.p, _dt(node.output))])
+
+
+@converts(R.LseShift)
+def _lse_shift(ctx, node, x):
+    axis = node.op.axis
+    m = ctx.reduce("ReduceMax", x, axis, True)
+    bad = ctx.add("Or", [ctx.add("IsNaN", [m]), ctx.add("IsInf", [m])])
+    return ctx.add("Where", [bad, ctx.scalar(0, _dt(node.output)), m])
+
+
+@converts(R.Cumprod)
+def _cumprod(ctx, node, x):
+    """No ONNX operator: out[..., i] = prod over j <= i, as a masked product over an (n, n)
+    lower triangle (n the size of ``dim``, which must be known)."""
+    shape = node.inputs[0].shape
+    if not shape:
+        return ctx.add("Identity", [x])
+    dim = node.op.dim % len(shape)
+    n = shape[dim]
+    if not isinstance(n, int):
+        raise ctx.error("cumprod along a dynamic axis is not supported")
+    last = len(shape) - 1
+    if dim != last:
+        perm = [d for d in range(len(shape)) if d != dim] + [dim]
+        x = ctx.add("Transpose", [x], perm=perm)
+    rows = ctx.unsqueeze(x, [-2])  # (..., 1, n)
+    tri = ctx.const(np.tril(np.ones((n, n), dtype=bool)))
+    masked = ctx.add("Where", [tri, rows, ctx.scalar(1, _dt(node.output))])
+    out = ctx.reduce("ReduceProd", masked, [-1], False)
+    if dim != last:
+        inverse = list(range(last))
+        inverse.insert(dim, last)
+        out = ctx.add("Transpose", [out], perm=inverse)
+    return out
