@@ -66,6 +66,7 @@ from .functions.elementwise_inplace import *  # noqa: F403
 from .functions.linalg import *  # noqa: F403
 from .functions.reduce import *  # noqa: F403
 from .functions.shape import *  # noqa: F403
+from .functions.sorting import *  # noqa: F403
 from .functions.indexing import *  # noqa: F403
 from ._repr import get_printoptions, printoptions, set_printoptions
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E501

@@ -17,11 +17,12 @@ from .functions import (
     math,
     reduce,
     shape,
+    sorting,
 )
 
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
-    reduce, linalg, shape, indexing, conversion, inplace, autograd_methods,
+    reduce, linalg, shape, indexing, sorting, conversion, inplace, autograd_methods,
 )  # fmt: skip
 
 

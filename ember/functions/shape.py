@@ -76,6 +76,8 @@ _RESHAPE_OPS: dict = {}
 
 
 def _reshape_op(shape: tuple) -> M.Reshape:
+    if not all(type(s) is int for s in shape):  # unknown sizes of a graph: never shared
+        return M.Reshape(shape)
     op = _RESHAPE_OPS.get(shape)
     if op is None:
         if len(_RESHAPE_OPS) > 4096:
@@ -599,7 +601,7 @@ def atleast_1d(input: Tensor) -> Tensor:
 # -- flip, roll, repeat ------------------------------------------------------------------------
 
 
-def flip(input: Tensor, dims) -> Tensor:
+def flip(input: Tensor, dims, *more: int) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy).
 
     >>> import ember
@@ -608,6 +610,7 @@ def flip(input: Tensor, dims) -> Tensor:
     """
     if isinstance(dims, int):
         dims = (dims,)
+    dims = tuple(dims) + tuple(more)
     return apply(M.Flip(_dims_arg(tuple(dims), input._data.ndim, "flip")), input)
 
 

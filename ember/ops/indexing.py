@@ -145,8 +145,20 @@ class BasicIndexGrad(Op):
 _BASIC_OPS: dict = {}
 
 
+def _plain(key) -> bool:
+    for k in key:
+        if type(k) is tuple:
+            if not _plain(k):
+                return False
+        elif k is not None and type(k) not in (int, str, bool):
+            return False
+    return True
+
+
 def basic_index(key: tuple) -> BasicIndex:
     """The (cached) ``BasicIndex`` op for ``key``: building one costs more than indexing."""
+    if not _plain(key):  # holds unknown sizes of a graph: never shared between graphs
+        return BasicIndex(key)
     op = _BASIC_OPS.get(key)
     if op is None:
         if len(_BASIC_OPS) > 4096:

@@ -17,6 +17,8 @@ import ember
 from ... import random as _random
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
+from ...ops.base import apply
+from ...ops.random import DropoutMask
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -68,10 +70,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         mask = ember.zeros_like(input)
-    else:
-        keep = _random.rng().random(tuple(input.shape), dtype=np.float32) >= p
-        scale = np.asarray(1.0 / (1.0 - p), dtype=input._data.dtype)
-        mask = ember.tensor(keep.astype(input._data.dtype) * scale, device=input.device)
+    else:  # a random op: a compiled graph draws a new mask on every run
+        mask = apply(DropoutMask(tuple(input.shape), float(p)), input)
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -107,9 +107,7 @@ def dropout2d(
     if not training or p == 0.0:
         return input
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
-    keep = _random.rng().random(shape) >= p
-    mask = ember.tensor(keep.astype(input._data.dtype) / (1.0 - p), device=input.device)
-    return input * mask
+    return input * apply(DropoutMask(shape, float(p)), input)
 
 
 def embedding(
@@ -133,7 +131,7 @@ def embedding(
             f"embedding: expected integer indices, got {input.dtype} (convert with .long())"
         )
     n = weight.shape[0]
-    if input.numel():
+    if not getattr(input._data, "is_symbol", False) and input.numel():  # data known: check it
         lo, hi = int(input.min()), int(input.max())
         if lo < 0 or hi >= n:
             raise EmberIndexError(
