@@ -60,13 +60,9 @@ class Argsort(Op):
     differentiable = False
 
     def forward(self, xp, x):
-        if self.descending:
-            # stable descending order: sort the reversed array ascending by -x, then map back
-            n = x.shape[self.dim]
-            flipped = xp.flip(x, axis=self.dim)
-            idx = xp.argsort(-flipped if x.dtype.kind != "b" else ~flipped, axis=self.dim,
-                             kind="stable")
-            return (n - 1 - idx).astype(np.int64)
+        if self.descending:  # stable: ties keep their original order, as in PyTorch
+            key = x.astype(np.int64) if x.dtype.kind in "ub" else x
+            return xp.argsort(-key, axis=self.dim, kind="stable").astype(np.int64)
         return xp.argsort(x, axis=self.dim, kind="stable").astype(np.int64)
 
     def infer(self, x):
