@@ -13,8 +13,20 @@ import warnings as _warnings
 # modules stay silent, as PyTorch is: results carry inf/nan, and detect_anomaly finds them.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)")
 
-from . import _tensor_methods  # noqa: E402,F401  (attaches the Tensor methods)
-from . import autograd, cuda, dtypes, nn, optim, random
+from . import (  # ember.data, ember.utils.data (torch.utils.data)
+    _tensor_methods,  # noqa: E402,F401  (attaches the Tensor methods)
+    autograd,
+    cuda,
+    data,
+    dtypes,
+    nn,
+    onnx,  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
+    optim,
+    random,
+    static,  # noqa: E402  (ember.static: graphs, Session)
+    utils,
+    viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
+)
 from ._config import (
     enable_grad,
     inference_mode,
@@ -31,6 +43,7 @@ from ._errors import (
     ShapeError,
 )
 from ._legacy import CPU_TYPES as _CPU_TYPES
+from ._repr import get_printoptions, printoptions, set_printoptions
 from ._shape import broadcast_shapes as _broadcast_shapes
 from ._tensor import Size, Tensor
 from .backend import Device, device
@@ -56,26 +69,29 @@ from .dtypes import (
     uint8,
 )
 from .dtypes import bool_ as bool  # noqa: A001  (PyTorch spells it ember.bool)
+from .functions.compare import *  # noqa: F403
 from .functions.conversion import *  # noqa: F403
 from .functions.creation import *  # noqa: F403
 from .functions.elementwise import *  # noqa: F403
-from .functions.math import *  # noqa: F403
-from .functions.compare import *  # noqa: F403
-from .functions.logical import *  # noqa: F403
 from .functions.elementwise_inplace import *  # noqa: F403
+from .functions.indexing import *  # noqa: F403
 from .functions.linalg import *  # noqa: F403
+from .functions.logical import *  # noqa: F403
+from .functions.math import *  # noqa: F403
 from .functions.reduce import *  # noqa: F403
 from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
-from .functions.indexing import *  # noqa: F403
-from ._repr import get_printoptions, printoptions, set_printoptions
-from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E501
-from . import data, utils  # ember.data, ember.utils.data (torch.utils.data)
+from .random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)  # noqa: E501
 from .serialization import CheckpointError, load, save
-from . import static  # noqa: E402  (ember.static: graphs, Session)
 from .static import compile  # noqa: E402,A004  (ember.compile)
-from . import onnx  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
-from . import viz  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 
 float = float32  # noqa: A001
 double = float64

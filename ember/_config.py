@@ -265,4 +265,3 @@ def graph_tracer(*tensors):
         if getattr(getattr(t, "_data", None), "is_symbol", False):
             return tr
     return None
-

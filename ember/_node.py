@@ -72,9 +72,7 @@ class Node:
         if not saves:
             self.in_versions = None
         elif saves == "cross":  # each input's value is read only for the others' gradients
-            self.in_versions = tuple(
-                [_cross_version(inputs, i) for i in range(len(inputs))]
-            )
+            self.in_versions = tuple([_cross_version(inputs, i) for i in range(len(inputs))])
         else:
             self.in_versions = tuple([t._version[0] for t in inputs])
         self.out_counter = out._version

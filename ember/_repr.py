@@ -256,7 +256,9 @@ def tensor_repr(t) -> str:
 
     cls = type(t)
     prefix = "tensor(" if cls is Tensor or cls.__name__ == "Parameter" else f"{cls.__name__}("
-    if not hasattr(t._data, "__array_interface__") and not hasattr(t._data, "__cuda_array_interface__"):
+    if not hasattr(t._data, "__array_interface__") and not hasattr(
+        t._data, "__cuda_array_interface__"
+    ):
         return _symbolic_repr(t, prefix)
     indent = len(prefix)
     suffixes = []

@@ -1,9 +1,8 @@
-"""Shape arithmetic shared by infer rules and tensor methods: broadcasting and dimension wrapping."""
+"""Shape arithmetic shared by infer rules and tensor methods: broadcasting, dimension wrapping."""
 
 from __future__ import annotations
 
 from ._errors import EmberIndexError, ShapeError
-
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple:

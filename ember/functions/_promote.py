@@ -11,7 +11,6 @@ from .._errors import DTypeError
 from .._tensor import Tensor
 from ..ops.elementwise import cast
 
-
 _CONSTANTS: dict = {}  # (type, value, numpy dtype) -> read-only 0-d host array
 
 

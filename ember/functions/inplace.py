@@ -125,7 +125,9 @@ def _fast(x: Tensor, other, name: str) -> bool:
     """The no-autograd arithmetic update straight into x's array; False when it doesn't apply."""
     if graph_tracer(x, other) is not None:
         return False
-    if state.grad_enabled and (x._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
+    if state.grad_enabled and (
+        x._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         return False
     xd = x._data
     if isinstance(other, Tensor):
@@ -198,8 +200,9 @@ def div_(self: Tensor, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode is None and _fast(self, other, "div_"):
         return self
     saves = isinstance(other, Tensor) and other._requires_grad
-    return apply_inplace(self, F.div, other, name="div_", saves_inputs=saves,
-                         rounding_mode=rounding_mode)
+    return apply_inplace(
+        self, F.div, other, name="div_", saves_inputs=saves, rounding_mode=rounding_mode
+    )
 
 
 def pow_(self: Tensor, exponent) -> Tensor:

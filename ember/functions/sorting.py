@@ -22,7 +22,6 @@ from ..ops.base import Op, Spec, apply
 from ..ops.softmax import LogSoftmax, Softmax
 from ._promote import to_float
 
-
 sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
 

@@ -35,8 +35,8 @@ from .. import dtypes as _dt
 from .._config import state
 from .._errors import DeviceError, EmberError
 from .._node import Node
-from .._tensor import Size, Tensor
 from .._shape import broadcast_shapes, wrap_dim
+from .._tensor import Size, Tensor
 from ..backend import device_of, xp_of
 
 _ndarray = np.ndarray

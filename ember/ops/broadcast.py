@@ -29,7 +29,10 @@ class Expand(Op):
         return xp.broadcast_to(x, self.shape)
 
     def infer(self, x):
-        if len(self.shape) < x.ndim or broadcast_shapes("expand", x.shape, self.shape) != self.shape:
+        if (
+            len(self.shape) < x.ndim
+            or broadcast_shapes("expand", x.shape, self.shape) != self.shape
+        ):
             raise ShapeError(
                 f"expand: the shape {tuple(x.shape)} cannot be expanded to {self.shape}: "
                 "each dimension must match or be 1, and new dimensions go in front"

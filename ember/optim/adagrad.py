@@ -16,18 +16,40 @@ from .optimizer import Optimizer
 class Adagrad(Optimizer):
     """``sum += g^2``; ``p -= lr / (1 + (t-1) lr_decay) * g / (sqrt(sum) + eps)``."""
 
-    def __init__(self, params, lr=1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, *,
-                 maximize: bool = False, foreach=None, differentiable: bool = False,
-                 fused=None) -> None:
-        for name, v in (("learning rate", lr), ("lr_decay value", lr_decay),
-                        ("weight_decay value", weight_decay), ("epsilon value", eps),
-                        ("initial_accumulator_value value", initial_accumulator_value)):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        differentiable: bool = False,
+        fused=None,
+    ) -> None:
+        for name, v in (
+            ("learning rate", lr),
+            ("lr_decay value", lr_decay),
+            ("weight_decay value", weight_decay),
+            ("epsilon value", eps),
+            ("initial_accumulator_value value", initial_accumulator_value),
+        ):
             if v < 0.0:
                 raise ValueError(f"Adagrad: invalid {name}: {v}")
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps, maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lr_decay=lr_decay,
+                weight_decay=weight_decay,
+                initial_accumulator_value=initial_accumulator_value,
+                eps=eps,
+                maximize=maximize,
+            ),
+        )
 
     def init_state(self, p, group) -> dict:
         xp = xp_of(p._data)

@@ -21,10 +21,21 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 foreach=None, capturable: bool = False, differentiable: bool = False,
-                 fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused=None,
+    ) -> None:
         name = type(self).__name__
         if not 0.0 <= lr:
             raise ValueError(f"{name}: invalid learning rate: {lr}")
@@ -35,9 +46,17 @@ class Adam(Optimizer):
                 raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"{name}: invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=tuple(betas),
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+            ),
+        )
 
     def init_state(self, p, group) -> dict:
         xp = xp_of(p._data)
@@ -86,6 +105,14 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, **kwargs)

@@ -164,8 +164,14 @@ class CosineAnnealingLR(LRScheduler):
 class LinearLR(LRScheduler):
     """Scale the lr linearly from ``start_factor`` to ``end_factor`` over ``total_iters``."""
 
-    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError(
                 "LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1], got "
@@ -218,12 +224,23 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy: warm up to ``max_lr``, anneal far below the start; cycles momentum
     (or Adam's beta1) the other way. Step it once per batch."""
 
-    def __init__(self, optimizer, max_lr, total_steps: int | None = None,
-                 epochs: int | None = None, steps_per_epoch: int | None = None,
-                 pct_start: float = 0.3, anneal_strategy: str = "cos",
-                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor: float = 25.0, final_div_factor: float = 1e4,
-                 three_phase: bool = False, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
                 raise ValueError(
@@ -231,31 +248,60 @@ class OneCycleLR(LRScheduler):
                 )
             total_steps = epochs * steps_per_epoch
         if total_steps <= 0:
-            raise ValueError(f"OneCycleLR: expected positive integer total_steps, got {total_steps}")
+            raise ValueError(
+                f"OneCycleLR: expected positive integer total_steps, got {total_steps}"
+            )
         if not 0 <= pct_start <= 1:
-            raise ValueError(f"OneCycleLR: expected float between 0 and 1 pct_start, got {pct_start}")
+            raise ValueError(
+                f"OneCycleLR: expected float between 0 and 1 pct_start, got {pct_start}"
+            )
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
-                f"OneCycleLR: anneal_strategy must be one of 'cos' or 'linear', got {anneal_strategy}"
+                "OneCycleLR: anneal_strategy must be one of 'cos' or 'linear', got "
+                f"{anneal_strategy}"
             )
         self.total_steps = total_steps
         self.anneal_strategy = anneal_strategy
         if three_phase:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * total_steps) - 1, start_lr="initial_lr",
-                     end_lr="max_lr", start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=float(2 * pct_start * total_steps) - 2, start_lr="max_lr",
-                     end_lr="initial_lr", start_momentum="base_momentum",
-                     end_momentum="max_momentum"),
-                dict(end_step=total_steps - 1, start_lr="initial_lr", end_lr="min_lr",
-                     start_momentum="max_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * total_steps) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=float(2 * pct_start * total_steps) - 2,
+                    start_lr="max_lr",
+                    end_lr="initial_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
+                dict(
+                    end_step=total_steps - 1,
+                    start_lr="initial_lr",
+                    end_lr="min_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         else:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * total_steps) - 1, start_lr="initial_lr",
-                     end_lr="max_lr", start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=total_steps - 1, start_lr="max_lr", end_lr="min_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * total_steps) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=total_steps - 1,
+                    start_lr="max_lr",
+                    end_lr="min_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         groups = optimizer.param_groups
         max_lrs = _per_group(max_lr, groups, "max_lr")
@@ -388,9 +434,18 @@ class ReduceLROnPlateau:
     [0.1]
     """
 
-    def __init__(self, optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr=0, eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr=0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError("ReduceLROnPlateau: factor should be < 1.0")
         if mode not in ("min", "max"):
@@ -445,6 +500,14 @@ class ReduceLROnPlateau:
 
 
 __all__ = [
-    "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-    "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau",
+    "LRScheduler",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "LinearLR",
+    "LambdaLR",
+    "OneCycleLR",
+    "SequentialLR",
+    "ReduceLROnPlateau",
 ]

@@ -21,6 +21,7 @@ tensor([0., 0.], requires_grad=True)
 from __future__ import annotations
 
 import copy
+
 import numpy as np
 
 from .._config import no_grad

@@ -17,16 +17,42 @@ class RMSprop(Optimizer):
     """``s = alpha s + (1-alpha) g^2``; ``p -= lr g / (sqrt(s) + eps)`` (centered subtracts the
     squared mean gradient; momentum accumulates ``g / (sqrt(s) + eps)``)."""
 
-    def __init__(self, params, lr=1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False, foreach=None, capturable: bool = False,
-                 differentiable: bool = False) -> None:
-        for name, v in (("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
-                        ("weight_decay value", weight_decay), ("alpha value", alpha)):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        for name, v in (
+            ("learning rate", lr),
+            ("epsilon value", eps),
+            ("momentum value", momentum),
+            ("weight_decay value", weight_decay),
+            ("alpha value", alpha),
+        ):
             if v < 0.0:
                 raise ValueError(f"RMSprop: invalid {name}: {v}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+                maximize=maximize,
+            ),
+        )
 
     def init_state(self, p, group) -> dict:
         xp = xp_of(p._data)

@@ -14,12 +14,24 @@ from .optimizer import Optimizer, required
 
 
 class SGD(Optimizer):
-    """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``; ``p -= lr * (g + momentum * buf
-    if nesterov else buf)``; weight decay adds ``weight_decay * p`` to ``g`` first."""
+    """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``;
+    ``p -= lr * (g + momentum * buf if nesterov else buf)``; weight decay adds
+    ``weight_decay * p`` to ``g`` first."""
 
-    def __init__(self, params, lr=1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
-                 foreach=None, differentiable: bool = False, fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        differentiable: bool = False,
+        fused=None,
+    ) -> None:
         if lr is not required and lr < 0.0:
             raise ValueError(f"SGD: invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -28,9 +40,17 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                maximize=maximize,
+            ),
+        )
 
     def init_state(self, p, group) -> dict:
         return {"momentum_buffer": None}

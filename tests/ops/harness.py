@@ -9,8 +9,8 @@ against PyTorch when it is installed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -93,7 +93,9 @@ def check_forward(case: OpCase) -> None:
     want = np.asarray(case.ref(*arrays))
     np.testing.assert_allclose(
         np.asarray(got.numpy(), dtype=np.float64) if got.dtype is not ember.bool else got.numpy(),
-        want, atol=case.atol, rtol=case.rtol,
+        want,
+        atol=case.atol,
+        rtol=case.rtol,
     )
     assert tuple(got.shape) == want.shape
 
@@ -101,16 +103,22 @@ def check_forward(case: OpCase) -> None:
 def check_grad(case: OpCase) -> None:
     xs = ember_inputs(case, case.arrays(), True)
     assert ember.autograd.gradcheck(
-        lambda *a: _first(case.fn(ember, *a)), xs, fast_mode=True,
-        atol=case.grad_atol, rtol=case.grad_rtol,
+        lambda *a: _first(case.fn(ember, *a)),
+        xs,
+        fast_mode=True,
+        atol=case.grad_atol,
+        rtol=case.grad_rtol,
     )
 
 
 def check_gradgrad(case: OpCase) -> None:
     xs = ember_inputs(case, case.arrays(), True)
     assert ember.autograd.gradgradcheck(
-        lambda *a: _first(case.fn(ember, *a)), xs, fast_mode=True,
-        atol=case.grad_atol, rtol=case.grad_rtol,
+        lambda *a: _first(case.fn(ember, *a)),
+        xs,
+        fast_mode=True,
+        atol=case.grad_atol,
+        rtol=case.grad_rtol,
     )
 
 
@@ -127,7 +135,9 @@ def check_torch(case: OpCase) -> None:
     assert tuple(eo.shape) == tuple(to.shape)
     np.testing.assert_allclose(
         np.asarray(eo.detach().numpy()).astype(np.float64),
-        to.detach().numpy().astype(np.float64), atol=case.atol, rtol=case.rtol,
+        to.detach().numpy().astype(np.float64),
+        atol=case.atol,
+        rtol=case.rtol,
     )
     if not diff or not eo.requires_grad:
         return
@@ -139,8 +149,10 @@ def check_torch(case: OpCase) -> None:
             assert e.grad is None or not np.any(e.grad.numpy())
             continue
         np.testing.assert_allclose(
-            e.grad.numpy().astype(np.float64), t.grad.numpy().astype(np.float64),
-            atol=case.grad_atol, rtol=case.grad_rtol,
+            e.grad.numpy().astype(np.float64),
+            t.grad.numpy().astype(np.float64),
+            atol=case.grad_atol,
+            rtol=case.grad_rtol,
         )
 
 
@@ -167,6 +179,8 @@ def generate(namespace: dict, cases: list) -> None:
         check_torch(case)
 
     namespace.update(
-        test_forward=test_forward, test_grad=test_grad, test_gradgrad=test_gradgrad,
+        test_forward=test_forward,
+        test_grad=test_grad,
+        test_gradgrad=test_gradgrad,
         test_torch_parity=test_torch_parity,
     )

@@ -22,12 +22,17 @@ SCHEDULES = [
     ("LinearLR", dict(start_factor=0.25, end_factor=1.0, total_iters=4), {}),
     ("LambdaLR", dict(lr_lambda=lambda e: 0.95**e), {}),
     ("OneCycleLR", dict(max_lr=1.0, total_steps=20), {"momentum": 0.9}),
-    ("OneCycleLR", dict(max_lr=[1.0, 2.0], total_steps=20, three_phase=True,
-                        anneal_strategy="linear"), {"momentum": 0.9}),
+    (
+        "OneCycleLR",
+        dict(max_lr=[1.0, 2.0], total_steps=20, three_phase=True, anneal_strategy="linear"),
+        {"momentum": 0.9},
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,opt_kw", SCHEDULES, ids=[s[0] + str(i) for i, s in enumerate(SCHEDULES)])
+@pytest.mark.parametrize(
+    "name,kwargs,opt_kw", SCHEDULES, ids=[s[0] + str(i) for i, s in enumerate(SCHEDULES)]
+)
 def test_lr_sequence_matches_torch(name, kwargs, opt_kw):
     seqs = []
     for mod in (ember, torch):
@@ -74,8 +79,11 @@ def test_sequential_lr_matches_torch():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(), dict(mode="max", patience=1, cooldown=2), dict(threshold_mode="abs", threshold=0.5,
-                                                            patience=0, min_lr=0.02)],
+    [
+        dict(),
+        dict(mode="max", patience=1, cooldown=2),
+        dict(threshold_mode="abs", threshold=0.5, patience=0, min_lr=0.02),
+    ],
 )
 def test_reduce_on_plateau_matches_torch(kwargs):
     metrics = [5, 4, 4, 4.5, 4, 3.9, 3.99, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2]

@@ -42,7 +42,9 @@ def _run(mod, name, kwargs, arrays, steps, dtype):
     return w.detach().numpy().copy(), b.detach().numpy().copy(), opt
 
 
-@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
+@pytest.mark.parametrize(
+    "name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)]
+)
 @pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 1e-5)])
 def test_matches_torch(name, kwargs, dtype, tol):
     rng = np.random.default_rng(0)
