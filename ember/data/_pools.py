@@ -17,7 +17,31 @@ import time
 from ._worker import ResumeIteration, worker_loop
 
 
-class ThreadPool:
+def _worker_kwargs(args: dict, pool, index_queue, worker_id: int, method: str) -> dict:
+    """The keyword arguments of ``worker_loop`` for one worker of ``pool``."""
+    return dict(
+        args,
+        index_queue=index_queue,
+        result_queue=pool.results,
+        done_event=pool.done,
+        worker_id=worker_id,
+        method=method,
+    )
+
+
+class _Pool:
+    """What both pools share: one index queue per worker (``None`` tells a worker to stop)."""
+
+    index_queues: list
+
+    def put(self, worker_id: int, task) -> None:
+        self.index_queues[worker_id].put(task)
+
+    def stop(self, worker_id: int) -> None:
+        self.index_queues[worker_id].put(None)
+
+
+class ThreadPool(_Pool):
     """Worker threads (the default): no pickling, shared memory, the GIL released in NumPy."""
 
     def __init__(self, num_workers: int, args: dict) -> None:
@@ -28,23 +52,13 @@ class ThreadPool:
         for i, q in enumerate(self.index_queues):
             t = threading.Thread(
                 target=worker_loop,
-                kwargs=dict(
-                    args,
-                    index_queue=q,
-                    result_queue=self.results,
-                    done_event=self.done,
-                    worker_id=i,
-                    method="thread",
-                ),
+                kwargs=_worker_kwargs(args, self, q, i, "thread"),
                 name=f"ember-data-worker-{i}",
                 daemon=True,
             )
             t.start()
             self.workers.append(t)
         self.closed = False
-
-    def put(self, worker_id: int, task) -> None:
-        self.index_queues[worker_id].put(task)
 
     def get(self, timeout: float):
         return self.results.get(timeout=timeout)
@@ -56,9 +70,6 @@ class ThreadPool:
             for i in worker_ids
             if not self.workers[i].is_alive()
         ]
-
-    def stop(self, worker_id: int) -> None:
-        self.index_queues[worker_id].put(None)
 
     def shutdown(self) -> None:
         if self.closed:
@@ -85,7 +96,7 @@ def _exit_text(code) -> str:
     return f"exit code {code}"
 
 
-class ProcessPool:
+class ProcessPool(_Pool):
     """Worker processes from a multiprocessing context (any start method)."""
 
     def __init__(self, num_workers: int, args: dict, context=None) -> None:
@@ -103,14 +114,7 @@ class ProcessPool:
                 q.cancel_join_thread()  # our puts must never block this process's exit
                 p = ctx.Process(
                     target=worker_loop,
-                    kwargs=dict(
-                        args,
-                        index_queue=q,
-                        result_queue=self.results,
-                        done_event=self.done,
-                        worker_id=i,
-                        method="multiprocessing",
-                    ),
+                    kwargs=_worker_kwargs(args, self, q, i, "multiprocessing"),
                     name=f"ember-data-worker-{i}",
                     daemon=True,
                 )
@@ -120,9 +124,6 @@ class ProcessPool:
         except Exception:
             self.shutdown()
             raise
-
-    def put(self, worker_id: int, task) -> None:
-        self.index_queues[worker_id].put(task)
 
     def get(self, timeout: float):
         idx, data = self.results.get(timeout=timeout)
@@ -138,9 +139,6 @@ class ProcessPool:
                 how = _exit_text(p.exitcode)
                 out.append(f"worker process {i} (pid {p.pid}) exited unexpectedly: {how}")
         return out
-
-    def stop(self, worker_id: int) -> None:
-        self.index_queues[worker_id].put(None)
 
     def shutdown(self) -> None:
         if self.closed:

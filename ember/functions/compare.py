@@ -23,100 +23,119 @@ from ._promote import as_tensor_arg, binary
 _ISNAN, _ISINF, _ISFINITE = E.IsNan(), E.IsInf(), E.IsFinite()
 
 
-def eq(input, other) -> Tensor:
+def _comparison(name: str, op, doc: str):
+    """The public function ``name(input, other)``: promote both operands, then apply ``op``."""
+
+    def compare(input, other) -> Tensor:
+        a, b = binary(input, other, name)
+        return apply(op, a, b)
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = doc
+    return compare
+
+
+def _elementwise_test(name: str, op, doc: str):
+    """The public function ``name(input)``: apply the bool-valued unary ``op``."""
+
+    def test(input) -> Tensor:
+        return apply(op, as_tensor_arg(input, name))
+
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = doc
+    return test
+
+
+eq = _comparison(
+    "eq",
+    E.EQ,
     """``input == other`` elementwise.
 
     >>> import ember
     >>> ember.eq(ember.tensor([1, 2]), 2)
     tensor([False,  True])
-    """
-    a, b = binary(input, other, "eq")
-    return apply(E.EQ, a, b)
-
-
-def ne(input, other) -> Tensor:
+    """,
+)
+ne = _comparison(
+    "ne",
+    E.NE,
     """``input != other`` elementwise.
 
     >>> import ember
     >>> ember.ne(ember.tensor([1, 2]), 2)
     tensor([ True, False])
-    """
-    a, b = binary(input, other, "ne")
-    return apply(E.NE, a, b)
-
-
-def lt(input, other) -> Tensor:
+    """,
+)
+lt = _comparison(
+    "lt",
+    E.LT,
     """``input < other`` elementwise.
 
     >>> import ember
     >>> ember.lt(ember.tensor([1, 3]), 2)
     tensor([ True, False])
-    """
-    a, b = binary(input, other, "lt")
-    return apply(E.LT, a, b)
-
-
-def le(input, other) -> Tensor:
+    """,
+)
+le = _comparison(
+    "le",
+    E.LE,
     """``input <= other`` elementwise.
 
     >>> import ember
     >>> ember.le(ember.tensor([1, 3]), 1)
     tensor([ True, False])
-    """
-    a, b = binary(input, other, "le")
-    return apply(E.LE, a, b)
-
-
-def gt(input, other) -> Tensor:
+    """,
+)
+gt = _comparison(
+    "gt",
+    E.GT,
     """``input > other`` elementwise.
 
     >>> import ember
     >>> ember.gt(ember.tensor([1, 3]), 2)
     tensor([False,  True])
-    """
-    a, b = binary(input, other, "gt")
-    return apply(E.GT, a, b)
-
-
-def ge(input, other) -> Tensor:
+    """,
+)
+ge = _comparison(
+    "ge",
+    E.GE,
     """``input >= other`` elementwise.
 
     >>> import ember
     >>> ember.ge(ember.tensor([1, 3]), 3)
     tensor([False,  True])
-    """
-    a, b = binary(input, other, "ge")
-    return apply(E.GE, a, b)
-
-
-def isnan(input) -> Tensor:
+    """,
+)
+isnan = _elementwise_test(
+    "isnan",
+    _ISNAN,
     """Where elements are NaN.
 
     >>> import ember
     >>> ember.isnan(ember.tensor([1.0, float("nan")]))
     tensor([False,  True])
-    """
-    return apply(_ISNAN, as_tensor_arg(input, "isnan"))
-
-
-def isinf(input) -> Tensor:
+    """,
+)
+isinf = _elementwise_test(
+    "isinf",
+    _ISINF,
     """Where elements are +-infinity.
 
     >>> import ember
     >>> ember.isinf(ember.tensor([1.0, float("-inf")]))
     tensor([False,  True])
-    """
-    return apply(_ISINF, as_tensor_arg(input, "isinf"))
-
-
-def isfinite(input) -> Tensor:
+    """,
+)
+isfinite = _elementwise_test(
+    "isfinite",
+    _ISFINITE,
     """Where elements are neither NaN nor infinite.
 
     >>> import ember
     >>> ember.isfinite(ember.tensor([1.0, float("inf"), float("nan")]))
     tensor([ True, False, False])
-    """
-    return apply(_ISFINITE, as_tensor_arg(input, "isfinite"))
+    """,
+)
 
 
 def isposinf(input) -> Tensor:

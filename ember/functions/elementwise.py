@@ -120,6 +120,13 @@ def _no_bool(a: Tensor, op: str, kernel: str) -> None:
         raise DTypeError(f"{op}: \"{kernel}_cpu\" not implemented for 'Bool'")
 
 
+def _no_bool_binary(input, other, name: str, kernel: str, op) -> Tensor:
+    """Promote both operands and apply ``op``, refusing bool as PyTorch's ``kernel`` does."""
+    a, b = binary(input, other, name)
+    _no_bool(a, name, kernel)
+    return apply(op, a, b)
+
+
 def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
     """True division (integers give floats), or ``rounding_mode='trunc'|'floor'``.
 
@@ -154,9 +161,7 @@ def floor_divide(input, other) -> Tensor:
     >>> ember.floor_divide(ember.tensor([-7, 7]), 2)
     tensor([-4,  3])
     """
-    a, b = binary(input, other, "floor_divide")
-    _no_bool(a, "floor_divide", "div_floor")
-    return apply(_FLOOR_DIVIDE, a, b)
+    return _no_bool_binary(input, other, "floor_divide", "div_floor", _FLOOR_DIVIDE)
 
 
 def trunc_divide(input, other) -> Tensor:
@@ -166,9 +171,7 @@ def trunc_divide(input, other) -> Tensor:
     >>> ember.functions.elementwise.trunc_divide(ember.tensor([-7.0]), 2)
     tensor([-3.])
     """
-    a, b = binary(input, other, "div")
-    _no_bool(a, "div", "div_trunc")
-    return apply(_TRUNC_DIVIDE, a, b)
+    return _no_bool_binary(input, other, "div", "div_trunc", _TRUNC_DIVIDE)
 
 
 def remainder(input, other) -> Tensor:
@@ -178,9 +181,7 @@ def remainder(input, other) -> Tensor:
     >>> ember.remainder(ember.tensor([-3.0, 3.0]), 2)
     tensor([1., 1.])
     """
-    a, b = binary(input, other, "remainder")
-    _no_bool(a, "remainder", "remainder")
-    return apply(_REMAINDER, a, b)
+    return _no_bool_binary(input, other, "remainder", "remainder", _REMAINDER)
 
 
 def fmod(input, other) -> Tensor:
@@ -190,9 +191,7 @@ def fmod(input, other) -> Tensor:
     >>> ember.fmod(ember.tensor([-3.0, 3.0]), 2)
     tensor([-1.,  1.])
     """
-    a, b = binary(input, other, "fmod")
-    _no_bool(a, "fmod", "fmod")
-    return apply(_FMOD, a, b)
+    return _no_bool_binary(input, other, "fmod", "fmod", _FMOD)
 
 
 def pow(input, exponent) -> Tensor:
@@ -436,24 +435,13 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
-def _rsub(self, other):
-    return sub(other, self)
+def _reflected(fn):
+    """The reflected operator (``__rsub__``...): ``fn`` with its operands swapped."""
 
+    def op(self, other):
+        return fn(other, self)
 
-def _rdiv(self, other):
-    return div(other, self)
-
-
-def _rpow(self, other):
-    return pow(other, self)
-
-
-def _rfloordiv(self, other):
-    return floor_divide(other, self)
-
-
-def _rmod(self, other):
-    return remainder(other, self)
+    return op
 
 
 subtract = sub
@@ -504,17 +492,17 @@ TENSOR_METHODS = {
     "__add__": add,
     "__radd__": add,
     "__sub__": sub,
-    "__rsub__": _rsub,
+    "__rsub__": _reflected(sub),
     "__mul__": mul,
     "__rmul__": mul,
     "__truediv__": div,
-    "__rtruediv__": _rdiv,
+    "__rtruediv__": _reflected(div),
     "__floordiv__": floor_divide,
-    "__rfloordiv__": _rfloordiv,
+    "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder,
-    "__rmod__": _rmod,
+    "__rmod__": _reflected(remainder),
     "__pow__": pow,
-    "__rpow__": _rpow,
+    "__rpow__": _reflected(pow),
     "__neg__": neg,
     "__pos__": positive,
     "__abs__": abs,

@@ -83,37 +83,46 @@ def _binary(name: str, fn, saves: bool, example=("7.0, -7.5", "2")):
     return method
 
 
+def _ufunc_kernel(ufunc: str):
+    """A fast no-grad kernel writing ``xp.<ufunc>(d)`` into ``d`` itself."""
+
+    def kernel(xp, d):
+        return getattr(xp, ufunc)(d, out=d)
+
+    return kernel
+
+
 # (name, out-of-place function, whether its vjp reads the input, fast no-grad kernel)
 _UNARY = [
-    ("abs_", F.abs, True, lambda xp, d: xp.abs(d, out=d)),
-    ("neg_", F.neg, False, lambda xp, d: xp.negative(d, out=d)),
+    ("abs_", F.abs, True, _ufunc_kernel("abs")),
+    ("neg_", F.neg, False, _ufunc_kernel("negative")),
     ("sign_", F.sign, False, None),
-    ("reciprocal_", F.reciprocal, False, lambda xp, d: xp.reciprocal(d, out=d)),
-    ("square_", F.square, True, lambda xp, d: xp.square(d, out=d)),
-    ("exp_", M.exp, False, lambda xp, d: xp.exp(d, out=d)),
-    ("expm1_", M.expm1, False, lambda xp, d: xp.expm1(d, out=d)),
-    ("log_", M.log, True, lambda xp, d: xp.log(d, out=d)),
-    ("log1p_", M.log1p, True, lambda xp, d: xp.log1p(d, out=d)),
-    ("log2_", M.log2, True, lambda xp, d: xp.log2(d, out=d)),
-    ("log10_", M.log10, True, lambda xp, d: xp.log10(d, out=d)),
-    ("sqrt_", M.sqrt, False, lambda xp, d: xp.sqrt(d, out=d)),
+    ("reciprocal_", F.reciprocal, False, _ufunc_kernel("reciprocal")),
+    ("square_", F.square, True, _ufunc_kernel("square")),
+    ("exp_", M.exp, False, _ufunc_kernel("exp")),
+    ("expm1_", M.expm1, False, _ufunc_kernel("expm1")),
+    ("log_", M.log, True, _ufunc_kernel("log")),
+    ("log1p_", M.log1p, True, _ufunc_kernel("log1p")),
+    ("log2_", M.log2, True, _ufunc_kernel("log2")),
+    ("log10_", M.log10, True, _ufunc_kernel("log10")),
+    ("sqrt_", M.sqrt, False, _ufunc_kernel("sqrt")),
     ("rsqrt_", M.rsqrt, False, None),
-    ("sin_", M.sin, True, lambda xp, d: xp.sin(d, out=d)),
-    ("cos_", M.cos, True, lambda xp, d: xp.cos(d, out=d)),
-    ("tan_", M.tan, False, lambda xp, d: xp.tan(d, out=d)),
-    ("sinh_", M.sinh, True, lambda xp, d: xp.sinh(d, out=d)),
-    ("cosh_", M.cosh, True, lambda xp, d: xp.cosh(d, out=d)),
-    ("asin_", M.asin, True, lambda xp, d: xp.arcsin(d, out=d)),
-    ("acos_", M.acos, True, lambda xp, d: xp.arccos(d, out=d)),
-    ("atan_", M.atan, True, lambda xp, d: xp.arctan(d, out=d)),
-    ("tanh_", M.tanh, False, lambda xp, d: xp.tanh(d, out=d)),
+    ("sin_", M.sin, True, _ufunc_kernel("sin")),
+    ("cos_", M.cos, True, _ufunc_kernel("cos")),
+    ("tan_", M.tan, False, _ufunc_kernel("tan")),
+    ("sinh_", M.sinh, True, _ufunc_kernel("sinh")),
+    ("cosh_", M.cosh, True, _ufunc_kernel("cosh")),
+    ("asin_", M.asin, True, _ufunc_kernel("arcsin")),
+    ("acos_", M.acos, True, _ufunc_kernel("arccos")),
+    ("atan_", M.atan, True, _ufunc_kernel("arctan")),
+    ("tanh_", M.tanh, False, _ufunc_kernel("tanh")),
     ("sigmoid_", M.sigmoid, False, None),
     ("relu_", M.relu, False, lambda xp, d: xp.maximum(d, 0, out=d)),
     ("erf_", M.erf, True, None),
     ("erfc_", M.erfc, True, None),
-    ("floor_", M.floor, False, lambda xp, d: xp.floor(d, out=d)),
-    ("ceil_", M.ceil, False, lambda xp, d: xp.ceil(d, out=d)),
-    ("trunc_", M.trunc, False, lambda xp, d: xp.trunc(d, out=d)),
+    ("floor_", M.floor, False, _ufunc_kernel("floor")),
+    ("ceil_", M.ceil, False, _ufunc_kernel("ceil")),
+    ("trunc_", M.trunc, False, _ufunc_kernel("trunc")),
     ("frac_", M.frac, False, None),
     ("logical_not_", logical.logical_not, False, None),
     ("bitwise_not_", logical.bitwise_not, False, None),
@@ -152,7 +161,7 @@ def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
     >>> ember.tensor([0.5, 1.5, 2.46]).round_(decimals=1)
     tensor([0.5000, 1.5000, 2.5000])
     """
-    if decimals == 0 and _fast_unary(self, lambda xp, d: xp.rint(d, out=d)):
+    if decimals == 0 and _fast_unary(self, _ufunc_kernel("rint")):
         return self
     return apply_inplace(self, M.round, name="round_", decimals=decimals)
 
@@ -194,24 +203,13 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     return apply_inplace(self, F.masked_fill, mask, value, name="masked_fill_")
 
 
-def _ifloordiv(self, other):
-    return TENSOR_METHODS["floor_divide_"](self, other)
+def _augmented(method: str):
+    """The augmented-assignment operator (``x //= y``...) behind the in-place ``method``."""
 
+    def op(self, other):
+        return TENSOR_METHODS[method](self, other)
 
-def _imod(self, other):
-    return TENSOR_METHODS["remainder_"](self, other)
-
-
-def _iand(self, other):
-    return TENSOR_METHODS["bitwise_and_"](self, other)
-
-
-def _ior(self, other):
-    return TENSOR_METHODS["bitwise_or_"](self, other)
-
-
-def _ixor(self, other):
-    return TENSOR_METHODS["bitwise_xor_"](self, other)
+    return op
 
 
 TENSOR_METHODS.update(
@@ -225,11 +223,11 @@ TENSOR_METHODS.update(
         "arctan_": TENSOR_METHODS["atan_"],
         "arctan2_": TENSOR_METHODS["atan2_"],
         "masked_fill_": masked_fill_,
-        "__ifloordiv__": _ifloordiv,
-        "__imod__": _imod,
-        "__iand__": _iand,
-        "__ior__": _ior,
-        "__ixor__": _ixor,
+        "__ifloordiv__": _augmented("floor_divide_"),
+        "__imod__": _augmented("remainder_"),
+        "__iand__": _augmented("bitwise_and_"),
+        "__ior__": _augmented("bitwise_or_"),
+        "__ixor__": _augmented("bitwise_xor_"),
     }
 )
 

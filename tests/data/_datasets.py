@@ -31,14 +31,18 @@ class Squares(edata.Dataset):
         return i, np.full(3, i * i, dtype=np.float32)
 
 
-class Raising(edata.Dataset):
-    """Raises ValueError at ``bad``."""
+class _FailsAt(edata.Dataset):
+    """``n`` samples ``i -> i``, except that loading index ``bad`` fails (how: the subclass)."""
 
     def __init__(self, n: int, bad: int) -> None:
         self.n, self.bad = n, bad
 
     def __len__(self) -> int:
         return self.n
+
+
+class Raising(_FailsAt):
+    """Raises ValueError at ``bad``."""
 
     def __getitem__(self, i):
         if i == self.bad:
@@ -56,14 +60,8 @@ class Unpicklable(edata.Dataset):
         return lambda: i
 
 
-class Killing(edata.Dataset):
+class Killing(_FailsAt):
     """The worker process that loads ``bad`` kills itself with SIGKILL."""
-
-    def __init__(self, n: int, bad: int) -> None:
-        self.n, self.bad = n, bad
-
-    def __len__(self) -> int:
-        return self.n
 
     def __getitem__(self, i):
         if i == self.bad:

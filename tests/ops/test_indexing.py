@@ -105,6 +105,15 @@ def _index(*arrays):
     return make
 
 
+def _scatter_inputs(shape, index, src_shape):
+    """Inputs of a scatter case: random ``shape``, the fixed ``index``, random ``src_shape``."""
+
+    def make(rng):
+        return [rng.standard_normal(shape), np.array(index), rng.standard_normal(src_shape)]
+
+    return make
+
+
 GATHER_IDX = np.array([[0, 2, 2], [1, 0, 1]])
 CASES += [
     OpCase(
@@ -131,22 +140,14 @@ CASES += [
         "scatter",
         lambda m, a, i, s: m.scatter(a, 1, i, s),
         [(2, 4), (2, 2), (2, 2)],
-        make=lambda rng: [
-            rng.standard_normal((2, 4)),
-            np.array([[3, 0], [1, 2]]),
-            rng.standard_normal((2, 2)),
-        ],
+        make=_scatter_inputs((2, 4), [[3, 0], [1, 2]], (2, 2)),
     ),
     # src larger than index: PyTorch 2.13's own backward fails on it, so no parity test
     OpCase(
         "scatter_big_src",
         lambda m, a, i, s: m.scatter(a, 1, i, s),
         [(2, 4), (2, 2), (2, 3)],
-        make=lambda rng: [
-            rng.standard_normal((2, 4)),
-            np.array([[3, 0], [1, 2]]),
-            rng.standard_normal((2, 3)),
-        ],
+        make=_scatter_inputs((2, 4), [[3, 0], [1, 2]], (2, 3)),
         torch=False,
     ),
     OpCase(
@@ -159,31 +160,19 @@ CASES += [
         "scatter_add",
         lambda m, a, i, s: m.scatter_add(a, 0, i, s),
         [(3, 2), (4, 2), (4, 2)],
-        make=lambda rng: [
-            rng.standard_normal((3, 2)),
-            np.array([[0, 1], [0, 1], [2, 1], [0, 0]]),
-            rng.standard_normal((4, 2)),
-        ],
+        make=_scatter_inputs((3, 2), [[0, 1], [0, 1], [2, 1], [0, 0]], (4, 2)),
     ),
     OpCase(
         "scatter_add_",
         lambda m, a, i, s: (a * 1).scatter_add_(1, i, s),
         [(2, 3), (2, 2), (2, 2)],
-        make=lambda rng: [
-            rng.standard_normal((2, 3)),
-            np.array([[1, 1], [0, 2]]),
-            rng.standard_normal((2, 2)),
-        ],
+        make=_scatter_inputs((2, 3), [[1, 1], [0, 2]], (2, 2)),
     ),
     OpCase(
         "scatter_",
         lambda m, a, i, s: (a * 1).scatter_(1, i, s),
         [(2, 3), (2, 1), (2, 1)],
-        make=lambda rng: [
-            rng.standard_normal((2, 3)),
-            np.array([[2], [0]]),
-            rng.standard_normal((2, 1)),
-        ],
+        make=_scatter_inputs((2, 3), [[2], [0]], (2, 1)),
     ),
     OpCase(
         "index_select",

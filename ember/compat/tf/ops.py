@@ -552,6 +552,12 @@ def _refuse_bool(x: Tensor, what: str) -> None:
         raise DTypeError(f"{what}: bool tensors are not supported; cast them first (tf.cast)")
 
 
+def _reduce(fn, x: Tensor, axis, keepdims, what: str) -> Tensor:
+    """``fn(x, dim=..., keepdim=keepdims)`` over TensorFlow's ``axis`` (``x`` itself when empty)."""
+    dims = _dims(x, axis, what)
+    return fn(x, dim=dims, keepdim=keepdims) if dims else x
+
+
 def reduce_sum(input_tensor, axis=None, keepdims: builtins.bool = False, name=None) -> Tensor:
     """Sum over ``axis`` (an int, a list, or None for all); the result keeps the input's dtype.
 
@@ -599,9 +605,7 @@ def reduce_max(input_tensor, axis=None, keepdims: builtins.bool = False, name=No
     >>> tf.reduce_max(tf.constant([[1, 5], [3, 4]]), axis=1)
     tensor([5, 4], dtype=ember.int32)
     """
-    x = convert_to_tensor(input_tensor)
-    dims = _dims(x, axis, "reduce_max")
-    return ember.amax(x, dim=dims, keepdim=keepdims) if dims else x
+    return _reduce(ember.amax, convert_to_tensor(input_tensor), axis, keepdims, "reduce_max")
 
 
 def reduce_min(input_tensor, axis=None, keepdims: builtins.bool = False, name=None) -> Tensor:
@@ -611,9 +615,7 @@ def reduce_min(input_tensor, axis=None, keepdims: builtins.bool = False, name=No
     >>> tf.reduce_min(tf.constant([[1.0, 5.0], [3.0, 4.0]]))
     tensor(1.)
     """
-    x = convert_to_tensor(input_tensor)
-    dims = _dims(x, axis, "reduce_min")
-    return ember.amin(x, dim=dims, keepdim=keepdims) if dims else x
+    return _reduce(ember.amin, convert_to_tensor(input_tensor), axis, keepdims, "reduce_min")
 
 
 def reduce_prod(input_tensor, axis=None, keepdims: builtins.bool = False, name=None) -> Tensor:
@@ -638,9 +640,9 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims: builtins.bool = False, n
     >>> tf.reduce_logsumexp(tf.constant([0.0, 0.0]))
     tensor(0.6931)
     """
-    x = convert_to_tensor(input_tensor)
-    dims = _dims(x, axis, "reduce_logsumexp")
-    return ember.logsumexp(x, dim=dims, keepdim=keepdims) if dims else x
+    return _reduce(
+        ember.logsumexp, convert_to_tensor(input_tensor), axis, keepdims, "reduce_logsumexp"
+    )
 
 
 def reduce_any(input_tensor, axis=None, keepdims: builtins.bool = False, name=None) -> Tensor:
@@ -650,9 +652,9 @@ def reduce_any(input_tensor, axis=None, keepdims: builtins.bool = False, name=No
     >>> tf.reduce_any(tf.constant([[True, False], [False, False]]), axis=1)
     tensor([ True, False])
     """
-    x = convert_to_tensor(input_tensor).to(bool)
-    dims = _dims(x, axis, "reduce_any")
-    return ember.amax(x, dim=dims, keepdim=keepdims) if dims else x
+    return _reduce(
+        ember.amax, convert_to_tensor(input_tensor).to(bool), axis, keepdims, "reduce_any"
+    )
 
 
 def reduce_all(input_tensor, axis=None, keepdims: builtins.bool = False, name=None) -> Tensor:
@@ -662,9 +664,9 @@ def reduce_all(input_tensor, axis=None, keepdims: builtins.bool = False, name=No
     >>> tf.reduce_all(tf.constant([[True, False], [True, True]]), axis=1)
     tensor([False,  True])
     """
-    x = convert_to_tensor(input_tensor).to(bool)
-    dims = _dims(x, axis, "reduce_all")
-    return ember.amin(x, dim=dims, keepdim=keepdims) if dims else x
+    return _reduce(
+        ember.amin, convert_to_tensor(input_tensor).to(bool), axis, keepdims, "reduce_all"
+    )
 
 
 def argmax(input, axis=None, output_type=int64, name: str | None = None) -> Tensor:  # noqa: A002

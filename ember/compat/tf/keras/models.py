@@ -174,9 +174,19 @@ class Model(Layer):
                 (None if y is None else _take(y, start, stop, order)),
             )
 
-    def _run_eval(self, x, y, batch_size: int) -> dict:
+    def _reset_metrics(self) -> None:
         for m in self.compiled_metrics:
             m.reset_state()
+
+    def _epoch_logs(self, total: float, count: int) -> dict:
+        """The mean loss over ``count`` samples, then each metric's result."""
+        logs = {"loss": total / max(count, 1)}
+        for m in self.compiled_metrics:
+            logs[m.name] = float(m.result())
+        return logs
+
+    def _run_eval(self, x, y, batch_size: int) -> dict:
+        self._reset_metrics()
         total, count = 0.0, 0
         for xb, yb in self._batches(x, y, batch_size, False):
             loss, y_pred = self.test_step(xb, yb)
@@ -185,10 +195,7 @@ class Model(Layer):
             count += n
             for m in self.compiled_metrics:
                 m.update_state(yb, y_pred)
-        logs = {"loss": total / max(count, 1)}
-        for m in self.compiled_metrics:
-            logs[m.name] = float(m.result())
-        return logs
+        return self._epoch_logs(total, count)
 
     # -- fit / evaluate / predict --------------------------------------------------------------
     def fit(
@@ -240,8 +247,7 @@ class Model(Layer):
             start_time = time.perf_counter()
             for cb in cbs:
                 cb.on_epoch_begin(epoch)
-            for m in self.compiled_metrics:
-                m.reset_state()
+            self._reset_metrics()
             total, count = 0.0, 0
             for step, (xb, yb) in enumerate(self._batches(x, y, batch_size, shuffle)):
                 for cb in cbs:
@@ -254,9 +260,7 @@ class Model(Layer):
                     m.update_state(yb, y_pred)
                 for cb in cbs:
                     cb.on_train_batch_end(step, {"loss": total / count})
-            logs = {"loss": total / max(count, 1)}
-            for m in self.compiled_metrics:
-                logs[m.name] = float(m.result())
+            logs = self._epoch_logs(total, count)
             if validation_data is not None:
                 val = self._run_eval(xv, yv, batch_size)
                 logs.update({"val_" + k: v for k, v in val.items()})
@@ -304,8 +308,7 @@ class Model(Layer):
         x, y = self._prepare(x, y, "train_on_batch")
         if not self.built:
             self(x[:1])
-        for m in self.compiled_metrics:
-            m.reset_state()
+        self._reset_metrics()
         loss, y_pred = self.train_step(x, y)
         for m in self.compiled_metrics:
             m.update_state(y, y_pred)
