@@ -55,8 +55,12 @@ from .trace import ArrayRef, GradRef, Tracer
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 
 
-def compile(fn=None, *, name: str | None = None, verbose: bool = True):  # noqa: A001
+def compile(  # noqa: A001
+    fn=None, *, name: str | None = None, verbose: bool = True, optimize: bool = True
+):
     """Compile ``fn`` (a function or a Module) into a graph, traced once per input signature.
+    Each trace runs through the optimizer passes (``ember.static.passes``) unless
+    ``optimize=False``.
 
     >>> import ember
     >>> lin = ember.nn.Linear(3, 2)
@@ -65,16 +69,19 @@ def compile(fn=None, *, name: str | None = None, verbose: bool = True):  # noqa:
     ember.Size([4, 2])
     """
     if fn is None:
-        return functools.partial(compile, name=name, verbose=verbose)
-    return CompiledFunction(fn, name=name, verbose=verbose)
+        return functools.partial(compile, name=name, verbose=verbose, optimize=optimize)
+    return CompiledFunction(fn, name=name, verbose=verbose, optimize=optimize)
 
 
 class CompiledFunction:
     """A traced, cached version of ``fn``: ``graph`` is the latest trace; ``traces`` counts them."""
 
-    def __init__(self, fn, name: str | None = None, verbose: bool = True) -> None:
+    def __init__(
+        self, fn, name: str | None = None, verbose: bool = True, optimize: bool = True
+    ) -> None:
         from ..nn.module import Module
 
+        self.optimize = optimize
         self.fn = fn
         self.module = fn if isinstance(fn, Module) else None
         self.__name__ = name or getattr(fn, "__name__", None) or type(fn).__name__
@@ -118,6 +125,13 @@ class CompiledFunction:
         if self._latest is None:
             raise EmberError(f"{self.__name__}: not traced yet; call it once")
         return self._latest.graph
+
+    @property
+    def optimized_graph(self) -> Graph:
+        """The graph the latest trace runs: ``graph`` after the optimizer passes."""
+        if self._latest is None:
+            raise EmberError(f"{self.__name__}: not traced yet; call it once")
+        return self._latest.run_graph
 
     def __call__(self, *args, **kwargs):
         named = self._named_args(args, kwargs)
@@ -260,14 +274,19 @@ class CompiledFunction:
         _constants_from_temporaries(graph)
         graph.validate()
         self.traces += 1
-        return _Entry(graph, structure, clears)
+        return _Entry(graph, structure, clears, self.optimize)
 
 
 class _Entry:
     """One trace: its graph, the plan to run it and how to rebuild the result."""
 
-    def __init__(self, graph: Graph, structure, clears: list) -> None:
-        self.graph = graph
+    def __init__(self, graph: Graph, structure, clears: list, optimize: bool = True) -> None:
+        self.graph = graph  # as traced (what ``static.save`` writes)
+        if optimize:
+            from .passes import optimize as _optimize
+
+            graph = _optimize(graph)
+        self.run_graph = graph  # what runs
         self.structure = structure
         self.clears = clears
         effects = [n.output for n in graph.nodes if getattr(n.op, "has_side_effects", False)]
@@ -284,7 +303,7 @@ class _Entry:
             targets = []
             for v, _ in stores:
                 if v.kind == "input":
-                    targets.append(feeds[self.graph.inputs.index(v)])
+                    targets.append(feeds[self.run_graph.inputs.index(v)])
                 elif isinstance(v.ref, ArrayRef):
                     targets.append(v.ref.array)
             for i, o in enumerate(outs):  # results must not change when the state is written
@@ -294,7 +313,7 @@ class _Entry:
             protected |= {id(o) for o in outs}
             for v, arr in stores:
                 if v.kind == "input":
-                    dst = feeds[self.graph.inputs.index(v)]
+                    dst = feeds[self.run_graph.inputs.index(v)]
                     if dst is not arr:
                         dst[...] = arr
                     continue

@@ -1,0 +1,217 @@
+"""Optional numba kernels for the fused nodes: compiled off the caller's thread, cached on disk.
+
+numba is not a dependency of ember (install the ``jit`` extra: ``pip install ember[jit]``).
+When it can be imported, ``kernel(name, source)`` returns a handle whose ``fn`` is set once the
+kernel is compiled; until then (or without numba, or with ``EMBER_JIT=0``) callers run their
+NumPy path. Compiling happens on one background thread (the first kernel also imports numba,
+~1 s), so a compiled step never waits for it. The generated source is written to
+``$EMBER_CACHE_DIR`` (default ``~/.cache/ember/jit``) and compiled with ``cache=True``, so a
+later process loads the machine code from disk.
+
+``set_mode("sync")`` (or ``EMBER_JIT=sync``) compiles in the caller instead, ``set_mode("off")``
+turns kernels off; ``wait()`` blocks until every requested kernel is ready (benchmarks).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import os
+import queue
+import sys
+import tempfile
+import threading
+
+_MODES = {"auto", "sync", "off"}
+_mode = os.environ.get("EMBER_JIT", "auto").lower()
+if _mode in ("0", "false", "no", "none"):
+    _mode = "off"
+elif _mode in ("1", "true", "yes", "on"):
+    _mode = "auto"
+elif _mode not in _MODES:
+    _mode = "auto"
+
+_available = None
+_kernels: dict = {}
+_lock = threading.Lock()
+_queue: queue.Queue = queue.Queue()
+_worker = None
+
+
+class Kernel:
+    """A kernel being compiled: ``fn`` (None until ready: then ``kernel`` of the generated
+    module; ``module`` holds any others), ``error`` (why it failed)."""
+
+    __slots__ = ("name", "source", "fn", "module", "error", "done")
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name = name
+        self.source = source
+        self.fn = None
+        self.module = None
+        self.error = None
+        self.done = threading.Event()
+
+
+def set_mode(mode: str) -> str:
+    """``"auto"`` (background compile), ``"sync"`` (compile in the caller) or ``"off"``;
+    returns the previous mode."""
+    global _mode
+    if mode not in _MODES:
+        raise ValueError(f"jit mode must be one of {sorted(_MODES)}, not {mode!r}")
+    prev, _mode = _mode, mode
+    return prev
+
+
+def mode() -> str:
+    return _mode
+
+
+def available() -> bool:
+    """Whether numba can be imported (checked once, without importing it)."""
+    global _available
+    if _available is None:
+        _available = importlib.util.find_spec("numba") is not None
+    return _available
+
+
+def enabled() -> bool:
+    return _mode != "off" and available()
+
+
+def kernel(name: str, source: str):
+    """The handle of the kernel ``name`` defined by ``source`` (compiled once per source), or
+    None when kernels are off."""
+    if not enabled():
+        return None
+    key = hashlib.sha1(source.encode()).hexdigest()[:16]
+    with _lock:
+        k = _kernels.get(key)
+        if k is not None:
+            return k
+        k = _kernels[key] = Kernel(f"{name}_{key}", source)
+    if _mode == "sync":
+        _build(k)
+    else:
+        _start()
+        _queue.put(k)
+    return k
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every requested kernel is compiled (or failed); False on timeout."""
+    for k in list(_kernels.values()):
+        if not k.done.wait(timeout):
+            return False
+    return True
+
+
+def _start() -> None:
+    global _worker
+    with _lock:
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_work, name="ember-jit", daemon=True)
+            _worker.start()
+
+
+_stopping = threading.Event()
+_idle = threading.Event()
+_idle.set()
+
+
+def _work() -> None:
+    while True:
+        k = _queue.get()
+        if _stopping.is_set():  # the interpreter is exiting: leave it to the NumPy path
+            k.error = "not compiled: the interpreter exited first"
+            k.done.set()
+            continue
+        _idle.clear()
+        try:
+            _build(k)
+        finally:
+            _idle.set()
+
+
+@atexit.register
+def _finish() -> None:
+    """Let a kernel being compiled finish before the interpreter tears down (compiling on a
+    daemon thread during shutdown is not safe); queued ones are dropped."""
+    _stopping.set()
+    _idle.wait(5)
+
+
+def _cache_dir() -> str:
+    d = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "ember", "jit"
+    )
+    try:
+        os.makedirs(d, exist_ok=True)
+        if os.access(d, os.W_OK):
+            return d
+    except OSError:
+        pass
+    d = os.path.join(tempfile.gettempdir(), "ember-jit")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def _build(k: Kernel) -> None:
+    try:
+        try:
+            k.module = _load(k)
+        except Exception:  # noqa: BLE001 - a stale or broken disk cache: drop it, compile again
+            import glob
+
+            d = os.path.join(_cache_dir(), "__pycache__")
+            for f in glob.glob(os.path.join(d, k.name + ".*")):
+                os.remove(f)
+            k.module = _load(k)
+        k.fn = k.module.kernel
+    except Exception as e:  # noqa: BLE001 - the NumPy path stays in use
+        k.error = f"{type(e).__name__}: {e}"
+    finally:
+        k.done.set()
+
+
+def _load(k: Kernel):
+    path = os.path.join(_cache_dir(), k.name + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(k.source)
+        os.replace(tmp, path)
+    modname = f"ember_jit_{k.name}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod  # numba's cache finds the module by name when it loads
+    try:
+        spec.loader.exec_module(mod)  # compiles (or loads from numba's cache): signatures given
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
+    return mod
+
+
+NUMBA_TYPES = {
+    "float32": "float32",
+    "float64": "float64",
+    "bool": "boolean",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+}
+
+HEADER = (
+    "import numpy as np\n"
+    "from numba import njit, types\n\n\n"
+    "def ro(t, nd=1):\n"
+    '    return types.Array(getattr(types, t), nd, "C", readonly=True)\n\n\n'
+    "def rw(t, nd=1):\n"
+    '    return types.Array(getattr(types, t), nd, "C")\n\n\n'
+    "def ra(t, nd=1):\n"
+    '    return types.Array(getattr(types, t), nd, "A", readonly=True)\n\n'
+)

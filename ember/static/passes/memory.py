@@ -1,0 +1,152 @@
+"""The memory plan: value lifetimes, buffer reuse, and the peak bytes of a run.
+
+``memory_plan(graph)`` walks the nodes in order and gives every array-producing node value a
+buffer: a value lives from its node to its last reader (views, ``is_view`` ops and optimizer
+updates, share their input's buffer and extend its life; outputs and stored values live to the
+end). With ``reuse=True`` a buffer whose value is dead is handed to the next value that fits
+(best fit), and a fused elementwise node allowed to overwrite a dying input (``reuse``) writes
+its output into that input's buffer. ``plan.peak_bytes`` is the bytes of all buffers the plan
+needs; ``plan.live_peak_bytes`` the most bytes live at once (what a run that frees each array
+after its last use holds, which is what ``ember.static.executor`` does); with ``reuse=False``
+every value keeps its own buffer and ``peak_bytes`` is the sum of all values.
+
+``reuse_buffers(graph)`` is the pass that marks each ``FusedElementwise`` node whose input is
+an intermediate read by nothing else, with its shape and dtype and made by an op known to return
+a fresh array: at run time the node writes into that array instead of allocating.
+
+>>> import numpy as np
+>>> from ember.static import Graph
+>>> from ember.ops.elementwise import Exp
+>>> g = Graph("chain")
+>>> v = g.add_input((1000,), np.float32, "x")
+>>> for _ in range(8):
+...     v = g.add_node(Exp(), [v], (1000,), np.float32)
+>>> g.outputs.append(v)
+>>> memory_plan(g, reuse=False).peak_bytes, memory_plan(g).peak_bytes
+(32000, 8000)
+"""
+
+from __future__ import annotations
+
+from ..ir import Assign, Graph
+from ..trace import OptimizerUpdate
+from ._util import clone, consumers, is_known_shape, nbytes, roots, stored
+from .fuse import FRESH, FusedElementwise
+
+
+class MemoryPlan:
+    """Buffers for the node values of a graph (see the module docstring).
+
+    ``assignment``: value id -> buffer index (views map to their base's buffer);
+    ``buffers``: the size of each buffer in bytes; ``peak_bytes``: their sum;
+    ``live_peak_bytes``: the most bytes live at one time; ``unknown``: ids of values whose
+    size is not known before the run (not counted)."""
+
+    def __init__(self, graph: Graph, reuse: bool = True) -> None:
+        self.graph = graph
+        self.reuse = reuse
+        nodes = [n for n in graph.nodes if type(n.op) is not Assign]
+        base: dict = {}  # value id -> id of the value owning its buffer
+
+        def owner(v):
+            return base.get(v.id, v.id)
+
+        for n in nodes:
+            op = n.op
+            if (getattr(op, "is_view", False) or isinstance(op, OptimizerUpdate)) and n.inputs:
+                base[n.output.id] = owner(n.inputs[0])
+        end = len(nodes)
+        forever = roots(graph) | stored(graph) | {v.id for v in graph.outputs}
+        last: dict = {}
+        for k, n in enumerate(nodes):
+            for x in n.inputs:
+                last[owner(x)] = k
+            last.setdefault(owner(n.output), k)
+        for vid in forever:
+            last[base.get(vid, vid)] = end
+        for n in graph.nodes:  # Assign: the stored value lives to the end
+            if type(n.op) is Assign:
+                last[owner(n.inputs[1])] = end
+        self.unknown = set()
+        self.assignment: dict = {}
+        self.buffers: list = []
+        free: list = []  # indices of free buffers
+        dying: dict = {}  # step -> buffer indices whose value's last reader is that step
+        live = 0
+        self.live_peak_bytes = 0
+        for k, n in enumerate(nodes):
+            out = n.output
+            if out.id in base:
+                b = self.assignment.get(base[out.id])
+                if b is not None:
+                    self.assignment[out.id] = b
+            elif not is_known_shape(out.shape):
+                self.unknown.add(out.id)
+            else:
+                size = nbytes(out)
+                b = None
+                op = n.op
+                if reuse and type(op) is FusedElementwise and op.reuse >= 0:
+                    src = owner(n.inputs[op.reuse])
+                    sb = self.assignment.get(src)
+                    if sb is not None and last.get(src) == k and sb in dying.get(k, ()):
+                        b = sb  # written in place: the input's buffer passes to the output
+                        dying[k].remove(sb)
+                        live -= self.buffers[sb]
+                if b is None and reuse:
+                    fits = [i for i in free if self.buffers[i] >= size]
+                    if fits:
+                        b = min(fits, key=lambda i: self.buffers[i])
+                        free.remove(b)
+                if b is None:
+                    b = len(self.buffers)
+                    self.buffers.append(size)
+                self.assignment[out.id] = b
+                live += self.buffers[b]
+                self.live_peak_bytes = max(self.live_peak_bytes, live)
+                dies = last.get(out.id, k)
+                if dies < end:
+                    dying.setdefault(dies, []).append(b)
+            for i in dying.pop(k, ()):
+                live -= self.buffers[i]
+                if reuse:
+                    free.append(i)
+        self.peak_bytes = sum(self.buffers)
+
+    def __repr__(self) -> str:
+        return (
+            f"<MemoryPlan {self.graph.name}: {len(self.buffers)} buffers, "
+            f"peak {self.peak_bytes} bytes, live peak {self.live_peak_bytes} bytes>"
+        )
+
+
+def memory_plan(graph: Graph, reuse: bool = True) -> MemoryPlan:
+    """The buffers a run of ``graph`` needs, with or without reuse (see the module docstring)."""
+    return MemoryPlan(graph, reuse)
+
+
+def reuse_buffers(graph: Graph) -> Graph:
+    """A copy of ``graph`` where each fused elementwise node may write its output into an
+    input that dies there (see the module docstring)."""
+    g = clone(graph)
+    uses = consumers(g)
+    keep = roots(g) | stored(g) | {v.id for v in g.outputs}
+    for n in g.nodes:
+        op = n.op
+        if type(op) is not FusedElementwise:
+            continue
+        for i, x in enumerate(n.inputs):
+            if (
+                x.kind == "node"
+                and type(x.node.op) in FRESH | {FusedElementwise}
+                and x.shape == op.shape
+                and x.dtype.name == op.dtype
+                and x.id not in keep
+                and len(uses.get(x.id, ())) == 1
+            ):
+                n.op = op.with_reuse(i)
+                break
+    return g
+
+
+__all__ = ["MemoryPlan", "memory_plan", "reuse_buffers"]

@@ -1,0 +1,428 @@
+"""Each optimizer pass alone on small hand-built graphs: what it removes, merges, folds, fuses;
+the memory plan; and the passes inside ``ember.compile``."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ops import elementwise as ew
+from ember.ops.base import Op, Spec
+from ember.ops.broadcast import Expand
+from ember.ops.linalg import MatMul
+from ember.ops.movement import Permute, Reshape
+from ember.ops.random import DropoutMask
+from ember.ops.reduce import Sum
+from ember.static import Graph, passes
+from ember.static.executor import Plan
+from ember.static.ir import Assign
+from ember.static.passes import _jit
+
+F32 = np.float32
+
+
+@dataclass(frozen=True)
+class Bump(Op):
+    """A test side effect: adds 1 to its input array in place while the graph runs."""
+
+    has_side_effects = True
+    differentiable = False
+
+    def forward(self, xp, p):
+        p += 1
+        return p
+
+    def infer(self, p):
+        return Spec(tuple(p.shape), p.dtype)
+
+
+def run(g, feeds, state=()):
+    effects = [n.output for n in g.nodes if getattr(n.op, "has_side_effects", False)]
+    outs, _ = Plan(g, g.outputs + effects).run(list(feeds), list(state))
+    return outs[: len(g.outputs)]
+
+
+def ops(g):
+    return [type(n.op).__name__ for n in g.nodes]
+
+
+@pytest.fixture
+def no_jit():
+    prev = _jit.set_mode("off")
+    yield
+    _jit.set_mode(prev)
+
+
+# -- dead-code elimination ---------------------------------------------------------------------
+
+
+def test_dce_drops_unused_nodes_and_constants():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    c = g.add_constant(np.ones(3, F32))
+    dead = g.add_node(ew.ADD, [x, c], (3,), F32)
+    g.add_node(ew.EXP, [dead], (3,), F32)
+    g.outputs.append(g.add_node(ew.NEG, [x], (3,), F32))
+    out = passes.dead_code_elimination(g)
+    assert ops(out) == ["Neg"] and out.constants == []
+    assert ops(g) == ["Add", "Exp", "Neg"]  # the input graph is not changed
+    out.validate()
+
+
+def test_dce_keeps_side_effects_and_what_they_read():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    s = g.add_state((3,), F32, name="s")
+    e = g.add_node(ew.EXP, [x], (3,), F32)
+    g.add_node(Assign(), [s, e], (3,), F32)
+    g.add_node(DropoutMask((3,), 0.5), [x], (3,), F32)
+    g.add_node(Bump(), [s], (3,), F32)
+    g.add_node(ew.SIN, [x], (3,), F32)  # dead
+    out = passes.dead_code_elimination(g)
+    assert ops(out) == ["Exp", "Assign", "DropoutMask", "Bump"]
+
+
+# -- common subexpressions ---------------------------------------------------------------------
+
+
+def test_cse_merges_equal_op_and_inputs():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    a = g.add_node(Permute((0,)), [x], (3,), F32)
+    b = g.add_node(Permute((0,)), [x], (3,), F32)
+    c = g.add_node(Permute((0,)), [a], (3,), F32)  # another input: kept
+    g.outputs += [g.add_node(ew.ADD, [a, b], (3,), F32), c]
+    out = passes.common_subexpression_elimination(g)
+    assert ops(out) == ["Permute", "Permute", "Add"]
+    assert out.nodes[-1].inputs[0] is out.nodes[-1].inputs[1]
+    xv = np.arange(3, dtype=F32)
+    for got, want in zip(run(out, [xv]), run(g, [xv])):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_cse_never_merges_side_effects_nor_across_state_writes():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    p = g.add_state((3,), F32, name="p")
+    m1 = g.add_node(DropoutMask((3,), 0.5), [x], (3,), F32)
+    m2 = g.add_node(DropoutMask((3,), 0.5), [x], (3,), F32)
+    before = g.add_node(ew.EXP, [p], (3,), F32)
+    g.add_node(Bump(), [p], (3,), F32)
+    after = g.add_node(ew.EXP, [p], (3,), F32)  # reads p after the update: not the same value
+    g.outputs += [m1, m2, before, after]
+    out = passes.common_subexpression_elimination(g)
+    assert ops(out) == ["DropoutMask", "DropoutMask", "Exp", "Bump", "Exp"]
+    pv = np.zeros(3, F32)
+    got = run(out, [np.ones(3, F32)], [pv])
+    np.testing.assert_allclose(got[2], 1.0)
+    np.testing.assert_allclose(got[3], np.e, rtol=1e-6)
+
+
+# -- constant folding --------------------------------------------------------------------------
+
+
+def test_constant_folding_evaluates_constant_subgraphs():
+    g = Graph("f")
+    x = g.add_input((2, 3), F32, "x")
+    c = g.add_constant(np.full((), 4.0, F32))
+    r = g.add_node(ew.SQRT, [c], (), F32)
+    e = g.add_node(Reshape((1, 1)), [r], (1, 1), F32)
+    big = g.add_constant(np.ones(300_000, F32))
+    b2 = g.add_node(ew.NEG, [big], (300_000,), F32)  # over the 1 MiB limit: not folded
+    rnd = g.add_node(DropoutMask((2, 3), 0.5), [c], (2, 3), F32)  # random: not folded
+    g.outputs += [g.add_node(ew.MUL, [x, e], (2, 3), F32), b2, rnd]
+    out = passes.constant_folding(g)
+    assert ops(out) == ["Neg", "DropoutMask", "Mul"]
+    folded = out.nodes[-1].inputs[1]
+    assert folded.kind == "const" and folded.id == e.id
+    np.testing.assert_array_equal(folded.data, [[2.0]])
+    assert folded.data.dtype == F32 and not folded.data.flags.writeable
+    xv = np.ones((2, 3), F32)
+    np.testing.assert_array_equal(run(out, [xv])[0], 2 * xv)
+
+
+# -- algebraic simplification ------------------------------------------------------------------
+
+
+def _simplified(build, shape=(2, 3), dtype=F32):
+    g = Graph("f")
+    x = g.add_input(shape, dtype, "x")
+    y = build(g, x)
+    g.outputs.append(g.add_node(ew.EXP, [y], y.shape, y.dtype))
+    return g, passes.algebraic_simplification(g)
+
+
+@pytest.mark.parametrize(
+    "op, value, const_first",
+    [(ew.MUL, 1, False), (ew.MUL, 1, True), (ew.ADD, 0, False), (ew.ADD, 0, True),
+     (ew.SUB, 0, False), (ew.DIV, 1, False)],
+)  # fmt: skip
+def test_simplify_identities(op, value, const_first):
+    def build(g, x):
+        c = g.add_constant(np.full((), value, F32))
+        return g.add_node(op, [c, x] if const_first else [x, c], x.shape, F32)
+
+    g, out = _simplified(build)
+    assert ops(out) == ["Exp"] and out.nodes[0].inputs[0] is out.inputs[0]
+
+
+def test_simplify_keeps_identities_that_broadcast():
+    def build(g, x):
+        c = g.add_constant(np.ones((4, 2, 3), F32))
+        return g.add_node(ew.MUL, [x, c], (4, 2, 3), F32)
+
+    _, out = _simplified(build)
+    assert ops(out) == ["Mul", "Exp"]
+
+
+def test_simplify_no_op_shape_and_dtype_ops():
+    def build(g, x):
+        y = g.add_node(Reshape((2, 3)), [x], (2, 3), F32)
+        y = g.add_node(Expand((2, 3)), [y], (2, 3), F32)
+        y = g.add_node(ew.Cast(ember.float32), [y], (2, 3), F32)
+        y = g.add_node(Sum(axis=()), [y], (2, 3), F32)
+        y = g.add_node(ew.NEG, [y], (2, 3), F32)
+        return g.add_node(ew.NEG, [y], (2, 3), F32)
+
+    _, out = _simplified(build)
+    assert ops(out) == ["Exp"] and out.nodes[0].inputs[0] is out.inputs[0]
+
+
+def test_simplify_permute_and_reshape_chains():
+    def build(g, x):
+        y = g.add_node(Permute((2, 0, 1)), [x], (4, 2, 3), F32)
+        y = g.add_node(Permute((1, 0, 2)), [y], (2, 4, 3), F32)
+        y = g.add_node(Reshape((8, 3)), [y], (8, 3), F32)
+        return g.add_node(Reshape((24,)), [y], (24,), F32)
+
+    g, out = _simplified(build, shape=(2, 3, 4))
+    assert ops(out) == ["Permute", "Reshape", "Exp"]
+    assert out.nodes[0].op == Permute((0, 2, 1)) and out.nodes[0].inputs[0] is out.inputs[0]
+    xv = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(F32)
+    np.testing.assert_array_equal(run(out, [xv])[0], run(g, [xv])[0])
+
+
+def test_simplify_transposed_matmul_and_uniform_constants():
+    g = Graph("f")
+    a = g.add_input((4, 5), F32, "a")
+    b = g.add_input((5, 3), F32, "b")
+    m = g.add_node(MatMul(), [a, b], (4, 3), F32)
+    t = g.add_node(Permute((1, 0)), [m], (3, 4), F32)
+    c = g.add_constant(np.full((3, 4), 0.5, F32))  # all elements equal: becomes 0-d
+    g.outputs.append(g.add_node(ew.MUL, [t, c], (3, 4), F32))
+    out = passes.algebraic_simplification(g)
+    assert ops(out) == ["Permute", "Permute", "MatMul", "Mul"]
+    assert out.nodes[-1].inputs[1].shape == ()
+    rng = np.random.default_rng(0)
+    av, bv = rng.standard_normal((4, 5)).astype(F32), rng.standard_normal((5, 3)).astype(F32)
+    got = run(out, [av, bv])[0]
+    np.testing.assert_allclose(got, run(g, [av, bv])[0], rtol=1e-6, atol=1e-6)
+    assert got.flags.c_contiguous
+
+
+def test_simplify_never_returns_an_argument_as_a_result():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    one = g.add_constant(np.ones((), F32))
+    g.outputs.append(g.add_node(ew.MUL, [x, one], (3,), F32))
+    out = passes.algebraic_simplification(g)
+    assert ops(out) == ["Mul"]
+
+
+# -- elementwise fusion ------------------------------------------------------------------------
+
+
+def _chain(g, x, b):
+    h = g.add_node(ew.ADD, [x, b], x.shape, F32)
+    h = g.add_node(ew.Relu(), [h], x.shape, F32)
+    c = g.add_constant(np.full((), 2.0, F32))
+    h = g.add_node(ew.MUL, [h, c], x.shape, F32)
+    return g.add_node(ew.Sigmoid(), [h], x.shape, F32)
+
+
+def test_fusion_groups_a_chain_into_one_node(no_jit):
+    g = Graph("f")
+    x = g.add_input((4, 3, 5), F32, "x")
+    b = g.add_input((3, 1), F32, "b")
+    g.outputs.append(_chain(g, x, b))
+    out = passes.elementwise_fusion(g)
+    assert ops(out) == ["FusedElementwise"]
+    assert out.nodes[0].op.expr == "sigmoid(relu(x0 + x1) * x2)"
+    assert out.nodes[0].output.id == g.outputs[0].id
+    rng = np.random.default_rng(0)
+    xv, bv = rng.standard_normal((4, 3, 5)).astype(F32), rng.standard_normal((3, 1)).astype(F32)
+    np.testing.assert_array_equal(run(out, [xv, bv])[0], run(g, [xv, bv])[0])
+    assert "FusedElementwise(%0, %1, %" in str(out)
+
+
+def test_fusion_stops_at_values_read_elsewhere():
+    g = Graph("f")
+    x = g.add_input((3,), F32, "x")
+    a = g.add_node(ew.EXP, [x], (3,), F32)
+    b = g.add_node(ew.NEG, [a], (3,), F32)
+    c = g.add_node(ew.SIN, [b], (3,), F32)  # Sin is not fusable
+    d = g.add_node(ew.Tanh(), [b], (3,), F32)
+    e = g.add_node(ew.Sqrt(), [d], (3,), F32)
+    g.outputs += [c, e, a]  # ``a`` is a result: must stay a value of its own
+    out = passes.elementwise_fusion(g)
+    assert ops(out) == ["Exp", "Neg", "Sin", "FusedElementwise"]
+    assert out.nodes[-1].op.expr == "sqrt(tanh(x0))"
+
+
+def test_fusion_does_not_move_reads_across_state_writes():
+    g = Graph("f")
+    p = g.add_state((3,), F32, name="p")
+    a = g.add_node(ew.EXP, [p], (3,), F32)
+    g.add_node(Bump(), [p], (3,), F32)
+    b = g.add_node(ew.NEG, [a], (3,), F32)
+    g.outputs.append(b)
+    out = passes.elementwise_fusion(g)
+    assert ops(out) == ["Exp", "Bump", "Neg"]
+
+
+def test_fusion_numpy_path_reuses_buffers(no_jit):
+    g = Graph("f")
+    x = g.add_input((1000,), F32, "x")
+    v = x
+    for op in (ew.EXP, ew.NEG, ew.EXP, ew.NEG, ew.Tanh()):
+        v = g.add_node(op, [v], (1000,), F32)
+    g.outputs.append(v)
+    out = passes.elementwise_fusion(g)
+    op = out.nodes[0].op
+    xv = np.linspace(-1, 1, 1000, dtype=F32)
+    np.testing.assert_array_equal(op.forward(np, xv), run(g, [xv])[0])
+    allocs = [s for s in op._np_steps if s[0] is not None]
+    assert len(allocs) == 5 and sum(1 for s in op._np_steps if s[3]) == 4  # one buffer, reused
+
+
+def test_fused_node_writes_into_a_dead_intermediate(no_jit):
+    g = Graph("f")
+    x = g.add_input((2, 3), F32, "x")
+    w = g.add_input((3, 4), F32, "w")
+    m = g.add_node(MatMul(), [x, w], (2, 4), F32)  # a fresh intermediate read once
+    h = g.add_node(ew.EXP, [m], (2, 4), F32)
+    h = g.add_node(ew.NEG, [h], (2, 4), F32)
+    g.outputs.append(g.add_node(ew.ADD, [h, h], (2, 4), F32))
+    out = passes.reuse_buffers(passes.elementwise_fusion(g))
+    node = out.nodes[-1]
+    ids = [v.id for v in node.inputs]
+    assert node.op.reuse == ids.index(m.id) and "reuse=0" in str(out)
+    rng = np.random.default_rng(0)
+    xv, wv = rng.standard_normal((2, 3)).astype(F32), rng.standard_normal((3, 4)).astype(F32)
+    mv = xv @ wv
+    want = -np.exp(mv) * 2
+    res = node.op.forward(np, mv)
+    assert res is mv  # the dead intermediate's buffer holds the result
+    np.testing.assert_allclose(res, want, rtol=1e-6)
+    ro = (xv @ wv)[:, :]  # a view (not an array of its own): never written
+    res = node.op.forward(np, ro)
+    assert res is not ro and res.base is None
+    np.testing.assert_allclose(res, want, rtol=1e-6)
+    np.testing.assert_allclose(run(out, [xv, wv])[0], want, rtol=1e-6)
+
+
+# -- memory plan -------------------------------------------------------------------------------
+
+
+def test_memory_plan_reuse_lowers_peak_on_a_chain():
+    g = Graph("chain")
+    v = g.add_input((256,), F32, "x")
+    for _ in range(10):
+        v = g.add_node(ew.EXP, [v], (256,), F32)
+    g.outputs.append(v)
+    none, reuse = passes.memory_plan(g, reuse=False), passes.memory_plan(g)
+    assert none.peak_bytes == 10 * 1024 and len(none.buffers) == 10
+    assert reuse.peak_bytes == 2 * 1024 and len(reuse.buffers) == 2
+    assert reuse.live_peak_bytes == 2 * 1024
+    fused = passes.optimize(g)
+    assert passes.memory_plan(fused).peak_bytes == 1024
+    assert "peak 2048 bytes" in repr(reuse)
+
+
+def test_memory_plan_views_share_buffers_and_results_live_on():
+    g = Graph("f")
+    x = g.add_input((4, 4), F32, "x")
+    a = g.add_node(ew.EXP, [x], (4, 4), F32)
+    t = g.add_node(Permute((1, 0)), [a], (4, 4), F32)  # a view: a's buffer lives while t does
+    b = g.add_node(ew.NEG, [x], (4, 4), F32)
+    c = g.add_node(ew.ADD, [t, b], (4, 4), F32)
+    d = g.add_node(ew.EXP, [c], (4, 4), F32)
+    g.outputs += [b, d]
+    plan = passes.memory_plan(g)
+    assert plan.assignment[t.id] == plan.assignment[a.id]
+    assert len({plan.assignment[v.id] for v in (a, b, c)}) == 3
+    assert plan.assignment[d.id] == plan.assignment[a.id]  # a is dead by then; b is a result
+
+
+# -- the pipeline and ember.compile ------------------------------------------------------------
+
+
+def test_optimize_prints_before_and_after(capsys):
+    @ember.compile
+    def f(x):
+        return ((x * 1.0 + 0.0).exp() * 2.0).relu()
+
+    x = ember.randn(5)
+    y = f(x)
+    np.testing.assert_allclose(y.numpy(), ((x.exp() * 2.0).relu()).numpy(), rtol=1e-6)
+    before, after = str(f.graph), str(f.optimized_graph)
+    assert "Mul(%0" in before and "FusedElementwise" in after and "Mul" not in after
+    passes.optimize(f.graph, verbose=True)
+    assert "elementwise_fusion: 1 nodes" in capsys.readouterr().out
+
+
+def test_compile_optimize_off_runs_the_traced_graph():
+    f = ember.compile(lambda x: (x * 1.0).exp(), optimize=False)
+    f(ember.ones(2))
+    assert f.optimized_graph is f.graph
+
+
+@pytest.mark.skipif(not _jit.available(), reason="numba is not installed")
+def test_numba_kernels_equal_numpy_path():
+    prev = _jit.set_mode("sync")
+    try:
+        g = Graph("f")
+        x = g.add_input((6, 3, 5), F32, "x")
+        b = g.add_input((3, 1), F32, "b")
+        g.outputs.append(_chain(g, x, b))
+        out = passes.elementwise_fusion(g)
+        rng = np.random.default_rng(0)
+        xv = rng.standard_normal((6, 3, 5)).astype(F32)
+        bv = rng.standard_normal((3, 1)).astype(F32)
+        got = run(out, [xv, bv])[0]
+        assert out.nodes[0].op._kernel.fn is not None
+        np.testing.assert_allclose(got, run(g, [xv, bv])[0], rtol=1e-6, atol=1e-7)
+    finally:
+        _jit.set_mode(prev)
+
+
+@pytest.mark.skipif(not _jit.available(), reason="numba is not installed")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: ember.optim.Adam(ps, lr=1e-2),
+        lambda ps: ember.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, amsgrad=True),
+        lambda ps: ember.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3),
+    ],
+)
+def test_fused_optimizer_kernels_equal_numpy_bit_for_bit(make):
+    from ember.static.passes.optimizer import FusedOptimizerUpdate, _kernel
+    from ember.static.trace import OptimizerUpdate
+
+    prev = _jit.set_mode("sync")
+    try:
+        res = []
+        for cls in (OptimizerUpdate, FusedOptimizerUpdate):
+            start = np.random.default_rng(0).standard_normal(500).astype(F32)
+            p = ember.nn.Parameter(ember.tensor(start))
+            opt = make([p])
+            op = cls(opt, p, opt.param_groups[0])
+            assert _kernel(type(opt)).fn is not None
+            for t in range(4):
+                g = np.random.default_rng(t + 1).standard_normal(500).astype(F32)
+                op.forward(np, p._data, g)
+            res.append(p._data.copy())
+        np.testing.assert_array_equal(res[0], res[1])
+    finally:
+        _jit.set_mode(prev)
