@@ -336,18 +336,21 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, _abc.Iterable):
-                    raise TypeError(
-                        f"ModuleDict update sequence element #{j} should be Iterable; is"
-                        + type(m).__name__
-                    )
-                if len(m) != 2:
-                    raise ValueError(
-                        f"ModuleDict update sequence element #{j} has length {len(m)}; "
-                        "2 is required"
-                    )
-                self[m[0]] = m[1]
+            _update_from_pairs(self, modules, "ModuleDict")
+
+
+def _update_from_pairs(target, pairs, name: str) -> None:
+    """``target[k] = v`` for each ``(k, v)`` of ``pairs``, with PyTorch's errors for the others."""
+    for j, p in enumerate(pairs):
+        if not isinstance(p, _abc.Iterable):
+            raise TypeError(
+                f"{name} update sequence element #{j} should be Iterable; is" + type(p).__name__
+            )
+        if len(p) != 2:
+            raise ValueError(
+                f"{name} update sequence element #{j} has length {len(p)}; 2 is required"
+            )
+        target[p[0]] = p[1]
 
 
 def _param_line(k, p) -> str:
@@ -543,18 +546,7 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, _abc.Iterable):
-                    raise TypeError(
-                        f"ParameterDict update sequence element #{j} should be Iterable; is"
-                        + type(p).__name__
-                    )
-                if len(p) != 2:
-                    raise ValueError(
-                        f"ParameterDict update sequence element #{j} has length {len(p)}; "
-                        "2 is required"
-                    )
-                self[p[0]] = p[1]
+            _update_from_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self) -> str:
         from .._legacy import legacy_name

@@ -304,6 +304,15 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, std, generator)
 
 
+def _zero_element(tensor: Tensor) -> bool:
+    """Whether ``tensor`` has no elements (warning, at the initializer's caller, that
+    initializing it is a no-op)."""
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return True
+    return False
+
+
 def _kaiming_std(tensor: Tensor, a, mode: str, nonlinearity: str) -> float:
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -327,8 +336,7 @@ def kaiming_uniform_(
     True
     """
     _check(tensor, "kaiming_uniform_")
-    if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    if _zero_element(tensor):
         return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
@@ -348,8 +356,7 @@ def kaiming_normal_(
     ember.Size([4, 6])
     """
     _check(tensor, "kaiming_normal_")
-    if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    if _zero_element(tensor):
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 

@@ -145,7 +145,7 @@ class CosineAnnealingLR(LRScheduler):
         if e == 0:
             return self._lrs()
         if self._step_count == 1 and e > 0:
-            return [lo + (b - lo) * (1 + math.cos(e * math.pi / t)) / 2 for b in self.base_lrs]
+            return self._get_closed_form_lr()
         if (e - 1 - t) % (2 * t) == 0:
             return [
                 lr + (b - lo) * (1 - math.cos(math.pi / t)) / 2
@@ -262,46 +262,20 @@ class OneCycleLR(LRScheduler):
             )
         self.total_steps = total_steps
         self.anneal_strategy = anneal_strategy
+        warmup_end = float(pct_start * total_steps) - 1
+        warmup = _phase(warmup_end, "initial_lr", "max_lr", "max", "base")
         if three_phase:
             self._schedule_phases = [
-                dict(
-                    end_step=float(pct_start * total_steps) - 1,
-                    start_lr="initial_lr",
-                    end_lr="max_lr",
-                    start_momentum="max_momentum",
-                    end_momentum="base_momentum",
+                warmup,
+                _phase(
+                    float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base", "max"
                 ),
-                dict(
-                    end_step=float(2 * pct_start * total_steps) - 2,
-                    start_lr="max_lr",
-                    end_lr="initial_lr",
-                    start_momentum="base_momentum",
-                    end_momentum="max_momentum",
-                ),
-                dict(
-                    end_step=total_steps - 1,
-                    start_lr="initial_lr",
-                    end_lr="min_lr",
-                    start_momentum="max_momentum",
-                    end_momentum="max_momentum",
-                ),
+                _phase(total_steps - 1, "initial_lr", "min_lr", "max", "max"),
             ]
         else:
             self._schedule_phases = [
-                dict(
-                    end_step=float(pct_start * total_steps) - 1,
-                    start_lr="initial_lr",
-                    end_lr="max_lr",
-                    start_momentum="max_momentum",
-                    end_momentum="base_momentum",
-                ),
-                dict(
-                    end_step=total_steps - 1,
-                    start_lr="max_lr",
-                    end_lr="min_lr",
-                    start_momentum="base_momentum",
-                    end_momentum="max_momentum",
-                ),
+                warmup,
+                _phase(total_steps - 1, "max_lr", "min_lr", "base", "max"),
             ]
         groups = optimizer.param_groups
         max_lrs = _per_group(max_lr, groups, "max_lr")
@@ -363,6 +337,17 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = mom
         return lrs
+
+
+def _phase(end_step, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str) -> dict:
+    """One OneCycleLR phase: the group keys it anneals between ('max'/'base' momentum)."""
+    return dict(
+        end_step=end_step,
+        start_lr=start_lr,
+        end_lr=end_lr,
+        start_momentum=f"{start_momentum}_momentum",
+        end_momentum=f"{end_momentum}_momentum",
+    )
 
 
 def _per_group(value, groups: list, name: str) -> list:

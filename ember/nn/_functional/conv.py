@@ -12,7 +12,7 @@ from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
 from ...ops.base import apply
 from ...ops.conv import Conv2d, Conv2dGradInput, conv_output_shape, out_size
-from ._args import pair
+from ._args import pair, single
 
 
 def _same_padding(kernel: tuple, dilation: tuple, stride: tuple, op: str) -> tuple:
@@ -38,10 +38,30 @@ def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias: Tensor | None) -
         )
 
 
-def _bias_shape(bias: Tensor, channels: int, op: str) -> Tensor:
-    if bias.ndim != 1 or bias.shape[0] != channels:
-        raise ShapeError(f"{op}: expected a bias of shape ({channels},), got {tuple(bias.shape)}")
-    return bias.reshape(1, channels, 1, 1)
+def _finish(out: Tensor, bias: Tensor | None, channels: int, unbatched: bool, op: str) -> Tensor:
+    """Adds the (checked) bias per channel and drops the batch dimension an unbatched input got."""
+    if bias is not None:
+        if bias.ndim != 1 or bias.shape[0] != channels:
+            raise ShapeError(
+                f"{op}: expected a bias of shape ({channels},), got {tuple(bias.shape)}"
+            )
+        out = out + bias.reshape(1, channels, 1, 1)
+    return out.reshape(*out.shape[1:]) if unbatched else out
+
+
+def _via_2d(op: str, weight_layout: str, input: Tensor, weight: Tensor, conv2d_fn) -> Tensor:
+    """A 1-D convolution of (N, C, L) or (C, L) input as ``conv2d_fn(input, weight)`` on
+    height-1 images (``conv2d_fn`` converts the 1-D arguments, after these shape checks)."""
+    unbatched = input.ndim == 2
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.ndim != 3 or weight.ndim != 3:
+        raise ShapeError(
+            f"{op}: expected a 3-D input (N, C, L) and a 3-D weight ({weight_layout}, k), got "
+            f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
+        )
+    out = conv2d_fn(input.unsqueeze(2), weight.unsqueeze(2)).squeeze(2)
+    return out.squeeze(0) if unbatched else out
 
 
 def conv2d(
@@ -98,10 +118,7 @@ def conv2d(
     x, w = input, weight
     conv = Conv2d(stride, padding, dilation, int(groups))
     conv_output_shape(x.shape, w.shape, conv)  # named errors before NumPy sees the shapes
-    out = apply(conv, x, w)
-    if bias is not None:
-        out = out + _bias_shape(bias, w.shape[0], op)
-    return out.reshape(*out.shape[1:]) if unbatched else out
+    return _finish(apply(conv, x, w), bias, w.shape[0], unbatched, op)
 
 
 def conv1d(
@@ -120,28 +137,14 @@ def conv1d(
     >>> F.conv1d(ember.ones(1, 2, 5), ember.ones(3, 2, 3)).shape
     ember.Size([1, 3, 3])
     """
-    from ._args import single
+    op = "conv1d"
 
-    unbatched = input.ndim == 2
-    if unbatched:
-        input = input.reshape(1, *input.shape)
-    if input.ndim != 3 or weight.ndim != 3:
-        raise ShapeError(
-            f"conv1d: expected a 3-D input (N, C, L) and a 3-D weight (O, C/groups, k), got "
-            f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
-        )
-    if not isinstance(padding, str):
-        padding = (0, single(padding, "padding", "conv1d"))
-    out = conv2d(
-        input.unsqueeze(2),
-        weight.unsqueeze(2),
-        bias,
-        (1, single(stride, "stride", "conv1d")),
-        padding,
-        (1, single(dilation, "dilation", "conv1d")),
-        groups,
-    ).squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    def run(x: Tensor, w: Tensor) -> Tensor:
+        pad = padding if isinstance(padding, str) else (0, single(padding, "padding", op))
+        stride_, dilation_ = single(stride, "stride", op), single(dilation, "dilation", op)
+        return conv2d(x, w, bias, (1, stride_), pad, (1, dilation_), groups)
+
+    return _via_2d(op, "O, C/groups", input, weight, run)
 
 
 def conv_transpose2d(
@@ -203,9 +206,7 @@ def conv_transpose2d(
         x,
         wt,
     )
-    if bias is not None:
-        out = out + _bias_shape(bias, out_channels, op)
-    return out.reshape(*out.shape[1:]) if unbatched else out
+    return _finish(out, bias, out_channels, unbatched, op)
 
 
 def conv_transpose1d(
@@ -225,28 +226,23 @@ def conv_transpose1d(
     >>> F.conv_transpose1d(ember.ones(1, 2, 4), ember.ones(2, 3, 3), stride=2).shape
     ember.Size([1, 3, 9])
     """
-    from ._args import single
-
     op = "conv_transpose1d"
-    unbatched = input.ndim == 2
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.ndim != 3 or weight.ndim != 3:
-        raise ShapeError(
-            f"{op}: expected a 3-D input (N, C, L) and a 3-D weight (C, O/groups, k), got "
-            f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
-        )
-    out = conv_transpose2d(
-        input.unsqueeze(2),
-        weight.unsqueeze(2),
-        bias,
-        (1, single(stride, "stride", op)),
-        (0, single(padding, "padding", op)),
-        (0, single(output_padding, "output_padding", op)),
-        groups,
-        (1, single(dilation, "dilation", op)),
-    ).squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return _via_2d(
+        op,
+        "C, O/groups",
+        input,
+        weight,
+        lambda x, w: conv_transpose2d(
+            x,
+            w,
+            bias,
+            (1, single(stride, "stride", op)),
+            (0, single(padding, "padding", op)),
+            (0, single(output_padding, "output_padding", op)),
+            groups,
+            (1, single(dilation, "dilation", op)),
+        ),
+    )
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

@@ -86,6 +86,14 @@ def _weighted_reduce(loss: Tensor, w: Tensor | None, reduction: str) -> Tensor:
 # -- regression losses ------------------------------------------------------------------------
 
 
+def _broadcastable(input: Tensor, target: Tensor, op: str) -> bool:
+    try:
+        broadcast_shapes(op, tuple(input.shape), tuple(target.shape))
+    except EmberError:
+        return False
+    return True
+
+
 def _regression(input: Tensor, target: Tensor, op: str) -> None:
     """PyTorch's checks: floating result, broadcastable shapes (with a warning when they differ)."""
     if not (input.dtype.is_floating_point or target.dtype.is_floating_point):
@@ -93,13 +101,11 @@ def _regression(input: Tensor, target: Tensor, op: str) -> None:
             f"{op}: expected floating point input or target, got {input.dtype} and {target.dtype}"
         )
     if input.shape != target.shape:
-        try:
-            broadcast_shapes(op, tuple(input.shape), tuple(target.shape))
-        except EmberError:
+        if not _broadcastable(input, target, op):
             raise ShapeError(
                 f"{op}: the target size {list(target.shape)} cannot be broadcast to the input "
                 f"size {list(input.shape)}"
-            ) from None
+            )
         warnings.warn(
             f"{op}: Using a target size ({target.shape!r}) that is different to the input size "
             f"({input.shape!r}). This will likely lead to incorrect results due to "
@@ -115,6 +121,17 @@ def _check_elementwise_weight(weight: Tensor, input: Tensor, op: str) -> None:
             f"{op}: Weights and input must have the same size (weight of shape "
             f"{list(weight.shape)}, input of shape {list(input.shape)})"
         )
+
+
+def _elementwise_reduce(
+    loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, op: str
+):
+    """Reduces a per-element loss, weighted per element if ``weight`` is given ('mean' of a
+    weighted loss divides by ``weight.sum()``)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    _check_elementwise_weight(weight, input, op)
+    return _weighted_reduce(loss * weight, weight, reduction)
 
 
 def mse_loss(
@@ -136,11 +153,7 @@ def mse_loss(
     reduction = _reduction(size_average, reduce, reduction, "mse_loss")
     _regression(input, target, "mse_loss")
     d = input - target
-    loss = d * d
-    if weight is None:
-        return _reduce(loss, reduction)
-    _check_elementwise_weight(weight, input, "mse_loss")
-    return _weighted_reduce(loss * weight, weight, reduction)
+    return _elementwise_reduce(d * d, input, weight, reduction, "mse_loss")
 
 
 def l1_loss(
@@ -160,11 +173,7 @@ def l1_loss(
     """
     reduction = _reduction(size_average, reduce, reduction, "l1_loss")
     _regression(input, target, "l1_loss")
-    loss = (input - target).abs()
-    if weight is None:
-        return _reduce(loss, reduction)
-    _check_elementwise_weight(weight, input, "l1_loss")
-    return _weighted_reduce(loss * weight, weight, reduction)
+    return _elementwise_reduce((input - target).abs(), input, weight, reduction, "l1_loss")
 
 
 def smooth_l1_loss(
@@ -554,14 +563,11 @@ def kl_div(
     reduction = _reduction(size_average, reduce, reduction, op, batchmean=True)
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise DTypeError(f"{op}: Integral inputs not supported ({input.dtype} and {target.dtype})")
-    if input.shape != target.shape:
-        try:
-            broadcast_shapes(op, tuple(input.shape), tuple(target.shape))
-        except EmberError:
-            raise ShapeError(
-                f"{op}: the input size {list(input.shape)} and the target size "
-                f"{list(target.shape)} cannot be broadcast together"
-            ) from None
+    if input.shape != target.shape and not _broadcastable(input, target, op):
+        raise ShapeError(
+            f"{op}: the input size {list(input.shape)} and the target size "
+            f"{list(target.shape)} cannot be broadcast together"
+        )
     if log_target:
         loss = ember.exp(target) * (target - input)
     else:  # xlogy(t, t) - t * input, with 0 log 0 = 0 (and NaN from negative targets, as PyTorch)

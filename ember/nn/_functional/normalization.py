@@ -17,6 +17,26 @@ def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
+def _moments(x: Tensor, dims) -> tuple:
+    """Mean over ``dims``, ``x`` centered by it, and the biased variance (both keepdim)."""
+    mean = x.mean(dim=dims, keepdim=True)
+    centered = x - mean
+    return mean, centered, (centered * centered).mean(dim=dims, keepdim=True)
+
+
+def _by_running_stats(input: Tensor, mean: Tensor, var: Tensor, shape: tuple, eps: float):
+    return (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None) -> Tensor:
+    """``out * weight + bias`` (each optional), reshaped to ``shape`` unless it is None."""
+    if weight is not None:
+        out = out * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        out = out + (bias if shape is None else bias.reshape(shape))
+    return out
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -52,9 +72,7 @@ def batch_norm(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"size {tuple(input.shape)}"
             )
-        mean = input.mean(dim=dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dim=dims, keepdim=True)
+        mean, centered, var = _moments(input, dims)
         if running_mean is not None and running_var is not None:
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.reshape(c).detach() * momentum)
@@ -67,12 +85,8 @@ def batch_norm(
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t.shape != (c,):
                 raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
-        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = _by_running_stats(input, running_mean, running_var, shape, eps)
+    return _affine(out, weight, bias, shape)
 
 
 def layer_norm(
@@ -98,16 +112,8 @@ def layer_norm(
             f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
             f"but got input of size {tuple(input.shape)}"
         )
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dim=dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dim=dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    _, centered, var = _moments(input, tuple(range(input.ndim - k, input.ndim)))
+    return _affine(centered * (var + eps).rsqrt(), weight, bias)
 
 
 def group_norm(
@@ -132,17 +138,9 @@ def group_norm(
             f"group_norm: expected number of channels in input ({c}) to be divisible by "
             f"num_groups ({num_groups})"
         )
-    x = input.reshape(n, num_groups, -1)
-    mean = x.mean(dim=2, keepdim=True)
-    centered = x - mean
-    var = (centered * centered).mean(dim=2, keepdim=True)
+    _, centered, var = _moments(input.reshape(n, num_groups, -1), 2)
     out = (centered * (var + eps).rsqrt()).reshape(input.shape)
-    shape = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return _affine(out, weight, bias, _channel_shape(input))
 
 
 def instance_norm(
@@ -180,10 +178,7 @@ def instance_norm(
                 f"instance_norm: expected more than 1 spatial element when training, got input "
                 f"size {tuple(input.shape)}"
             )
-        dims = tuple(range(2, input.ndim))
-        mean = input.mean(dim=dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dim=dims, keepdim=True)
+        mean, centered, var = _moments(input, tuple(range(2, input.ndim)))
         if running_mean is not None:
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().reshape(n, c).mean(0) * momentum)
@@ -197,12 +192,8 @@ def instance_norm(
             raise ShapeError(
                 "instance_norm: running_mean and running_var are needed when use_input_stats=False"
             )
-        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = _by_running_stats(input, running_mean, running_var, shape, eps)
+    return _affine(out, weight, bias, shape)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:

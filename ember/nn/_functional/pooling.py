@@ -28,6 +28,29 @@ def _batched(input: Tensor, ndim: int, op: str):
     return input, False
 
 
+def _window(kernel_size, stride, norm, op: str):
+    """Kernel and stride normalized by ``norm`` (``pair`` or ``single``); the stride defaults
+    to the kernel."""
+    kernel = norm(kernel_size, "kernel_size", op)
+    return kernel, kernel if stride is None or stride == [] else norm(stride, "stride", op)
+
+
+def _as_2d(input: Tensor, kernel_size, stride, padding, op: str):
+    """A 1-D pooling's (N, C, L) or (C, L) input as a height-1 image (N, C, 1, L), whether it
+    was unbatched, and its kernel, stride and padding as pairs."""
+    x, unbatched = _batched(input, 3, op)
+    k, s = _window(kernel_size, stride, single, op)
+    return x.unsqueeze(2), unbatched, (1, k), (1, s), (0, single(padding, "padding", op))
+
+
+def _from_2d(result, unbatched: bool):
+    """A 2-D pooling's result (a tensor or a tuple of them) back in the 1-D input's layout."""
+    if isinstance(result, tuple):
+        return tuple(_from_2d(r, unbatched) for r in result)
+    out = result.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
 def max_pool2d(
     input: Tensor,
     kernel_size,
@@ -46,8 +69,7 @@ def max_pool2d(
     """
     op = "max_pool2d"
     x, unbatched = _batched(input, 4, op)
-    kernel = pair(kernel_size, "kernel_size", op)
-    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
+    kernel, stride = _window(kernel_size, stride, pair, op)
     pool = MaxPool2d(
         kernel,
         stride,
@@ -87,24 +109,10 @@ def max_pool1d(
     tensor([[[3., 2.]]])
     """
     op = "max_pool1d"
-    x, unbatched = _batched(input, 3, op)
-    k = single(kernel_size, "kernel_size", op)
-    s = k if stride is None or stride == [] else single(stride, "stride", op)
-    res = max_pool2d(
-        x.unsqueeze(2),
-        (1, k),
-        (1, s),
-        (0, single(padding, "padding", op)),
-        (1, single(dilation, "dilation", op)),
-        ceil_mode,
-        return_indices,
-    )
-    if return_indices:
-        out, idx = res
-        out, idx = out.squeeze(2), idx.squeeze(2)
-        return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
-    out = res.squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    x, unbatched, kernel, stride, padding = _as_2d(input, kernel_size, stride, padding, op)
+    dilation = (1, single(dilation, "dilation", op))
+    res = max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, return_indices)
+    return _from_2d(res, unbatched)
 
 
 def avg_pool2d(
@@ -129,8 +137,7 @@ def avg_pool2d(
 
     op = "avg_pool2d"
     x, unbatched = _batched(input, 4, op)
-    kernel = pair(kernel_size, "kernel_size", op)
-    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op)
+    kernel, stride = _window(kernel_size, stride, pair, op)
     padding = pair(padding, "padding", op)
     if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
         raise ShapeError(
@@ -197,18 +204,9 @@ def avg_pool1d(
     tensor([[[2., 1.]]])
     """
     op = "avg_pool1d"
-    x, unbatched = _batched(input, 3, op)
-    k = single(kernel_size, "kernel_size", op)
-    s = k if stride is None or stride == [] else single(stride, "stride", op)
-    out = avg_pool2d(
-        x.unsqueeze(2),
-        (1, k),
-        (1, s),
-        (0, single(padding, "padding", op)),
-        ceil_mode,
-        count_include_pad,
-    ).squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    x, unbatched, kernel, stride, padding = _as_2d(input, kernel_size, stride, padding, op)
+    out = avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad)
+    return _from_2d(out, unbatched)
 
 
 def _adaptive_matrix(size: int, out: int, dtype, device) -> Tensor:
@@ -259,11 +257,10 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     >>> F.adaptive_avg_pool1d(ember.ones(1, 2, 9), 4).shape
     ember.Size([1, 2, 4])
     """
-    x, unbatched = _batched(input, 3, "adaptive_avg_pool1d")
-    out = adaptive_avg_pool2d(
-        x.unsqueeze(2), (1, single(output_size, "output_size", "adaptive_avg_pool1d"))
-    ).squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    op = "adaptive_avg_pool1d"
+    x, unbatched = _batched(input, 3, op)
+    out = adaptive_avg_pool2d(x.unsqueeze(2), (1, single(output_size, "output_size", op)))
+    return _from_2d(out, unbatched)
 
 
 def lp_pool2d(

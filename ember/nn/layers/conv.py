@@ -137,13 +137,10 @@ class _ConvNd(Module):
         return pad(input, tuple(pads), mode=self.padding_mode), 0
 
 
-class Conv2d(_ConvNd):
-    """2-D convolution over (N, C, H, W) input.
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: PyTorch's shared signature and forward (``_conv`` is the function)."""
 
-    >>> import ember
-    >>> ember.nn.Conv2d(1, 2, 3)
-    Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
-    """
+    _conv = staticmethod(conv2d)
 
     def __init__(
         self,
@@ -179,14 +176,23 @@ class Conv2d(_ConvNd):
         self._check_input(input)
         x, padding = self._mode_padded(input)
         try:
-            return conv2d(
+            return self._conv(
                 x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
             )
         except EmberError as e:
             raise _module_error(self, e) from None
 
 
-class Conv1d(_ConvNd):
+class Conv2d(_Conv):
+    """2-D convolution over (N, C, H, W) input.
+
+    >>> import ember
+    >>> ember.nn.Conv2d(1, 2, 3)
+    Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
+    """
+
+
+class Conv1d(_Conv):
     """1-D convolution over (N, C, L) input.
 
     >>> import ember
@@ -195,48 +201,7 @@ class Conv1d(_ConvNd):
     """
 
     _dims = 1
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            False,
-            0,
-            device,
-            dtype,
-        )
-
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input(input)
-        x, padding = self._mode_padded(input)
-        if not isinstance(padding, str) and padding != 0:
-            padding = padding[0]
-        try:
-            return conv1d(
-                x, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
+    _conv = staticmethod(conv1d)
 
 
 class ConvTranspose2d(_ConvNd):
@@ -246,6 +211,8 @@ class ConvTranspose2d(_ConvNd):
     >>> ember.nn.ConvTranspose2d(4, 2, 3, stride=2)(ember.ones(1, 4, 5, 5)).shape
     ember.Size([1, 2, 11, 11])
     """
+
+    _conv = staticmethod(conv_transpose2d)
 
     def __init__(
         self,
@@ -286,7 +253,7 @@ class ConvTranspose2d(_ConvNd):
         if output_size is not None:
             output_padding = self._output_padding_for(input, output_size)
         try:
-            return conv_transpose2d(
+            return self._conv(
                 input,
                 self.weight,
                 self.bias,
@@ -331,25 +298,7 @@ class ConvTranspose1d(ConvTranspose2d):
     """
 
     _dims = 1
-
-    def forward(self, input: Tensor, output_size=None) -> Tensor:
-        self._check_input(input)
-        output_padding = self.output_padding
-        if output_size is not None:
-            output_padding = self._output_padding_for(input, output_size)
-        try:
-            return conv_transpose1d(
-                input,
-                self.weight,
-                self.bias,
-                self.stride,
-                self.padding,
-                output_padding,
-                self.groups,
-                self.dilation,
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
+    _conv = staticmethod(conv_transpose1d)
 
 
 __all__ = ["Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d"]

@@ -26,6 +26,26 @@ def _filled(value, *shape, dtype=None, device=None) -> Tensor:
     return full(shape, value, dtype=dtype, device=device)
 
 
+def _affine_parameters(module: Module, affine: bool, bias: bool, shape: tuple, dtype, device):
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape`` when ``affine``, else both None."""
+    if affine:
+        module.weight = Parameter(_filled(1.0, *shape, dtype=dtype, device=device))
+        if bias:
+            module.bias = Parameter(_filled(0.0, *shape, dtype=dtype, device=device))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module, affine: bool) -> None:
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Parameters (``weight``, ``bias``) and running statistics of batch and instance norm."""
 
@@ -46,15 +66,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_filled(1.0, num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_filled(0.0, num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_features,), dtype, device)
         if track_running_stats:
             from ... import dtypes
 
@@ -81,10 +93,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in self._expected_dims:
@@ -258,25 +267,10 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(
-                _filled(1.0, *self.normalized_shape, dtype=dtype, device=device)
-            )
-            if bias:
-                self.bias = Parameter(
-                    _filled(0.0, *self.normalized_shape, dtype=dtype, device=device)
-                )
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, dtype, device)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input: Tensor) -> Tensor:
         try:
@@ -318,21 +312,10 @@ class GroupNorm(Module):
             )
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = Parameter(_filled(1.0, num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_filled(0.0, num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_channels,), dtype, device)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim < 2 or input.shape[1] != self.num_channels:

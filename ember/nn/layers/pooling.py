@@ -14,13 +14,32 @@ from ..module import Module
 from .linear import _module_error
 
 
-class MaxPool2d(Module):
+class _Pool(Module):
+    """Calls ``_pool(input, *attributes named by _args)``, naming the module in its errors."""
+
+    _pool = None
+    _args: tuple = ()
+
+    def forward(self, input: Tensor):
+        try:
+            return self._pool(input, *(getattr(self, name) for name in self._args))
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool):
     """Max over (kh, kw) windows; ``stride`` defaults to the kernel size.
 
     >>> import ember
     >>> ember.nn.MaxPool2d(2)
     MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
     """
+
+    _pool = staticmethod(P.max_pool2d)
+    _args = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
 
     def __init__(
         self,
@@ -37,20 +56,6 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, input: Tensor):
-        try:
-            return P.max_pool2d(
-                input,
-                self.kernel_size,
-                self.stride,
-                self.padding,
-                self.dilation,
-                self.ceil_mode,
-                self.return_indices,
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
-
     def extra_repr(self) -> str:
         return (
             f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -66,22 +71,10 @@ class MaxPool1d(MaxPool2d):
     tensor([[[3., 2.]]])
     """
 
-    def forward(self, input: Tensor):
-        try:
-            return P.max_pool1d(
-                input,
-                self.kernel_size,
-                self.stride,
-                self.padding,
-                self.dilation,
-                self.ceil_mode,
-                self.return_indices,
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
+    _pool = staticmethod(P.max_pool1d)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool):
     """Mean over (kh, kw) windows.
 
     >>> import ember
@@ -89,6 +82,16 @@ class AvgPool2d(Module):
     tensor([[[[1., 1.],
               [1., 1.]]]])
     """
+
+    _pool = staticmethod(P.avg_pool2d)
+    _args = (
+        "kernel_size",
+        "stride",
+        "padding",
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+    )
 
     def __init__(
         self,
@@ -105,31 +108,17 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
-    def forward(self, input: Tensor) -> Tensor:
-        try:
-            return P.avg_pool2d(
-                input,
-                self.kernel_size,
-                self.stride,
-                self.padding,
-                self.ceil_mode,
-                self.count_include_pad,
-                self.divisor_override,
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AvgPool1d(Module):
+class AvgPool1d(_Pool):
     """Mean over windows of (N, C, L) input.
 
     >>> import ember
     >>> ember.nn.AvgPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
     tensor([[[2., 1.]]])
     """
+
+    _pool = staticmethod(P.avg_pool1d)
+    _args = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
 
     def __init__(
         self,
@@ -146,24 +135,8 @@ class AvgPool1d(Module):
         self.padding = (padding,) if isinstance(padding, int) else tuple(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
-    def forward(self, input: Tensor) -> Tensor:
-        try:
-            return P.avg_pool1d(
-                input,
-                self.kernel_size,
-                self.stride,
-                self.padding,
-                self.ceil_mode,
-                self.count_include_pad,
-            )
-        except EmberError as e:
-            raise _module_error(self, e) from None
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool2d(_Pool):
     """Average-pool to a fixed output size.
 
     >>> import ember
@@ -171,15 +144,12 @@ class AdaptiveAvgPool2d(Module):
     ember.Size([2, 3, 1, 1])
     """
 
+    _pool = staticmethod(P.adaptive_avg_pool2d)
+    _args = ("output_size",)
+
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:
-        try:
-            return P.adaptive_avg_pool2d(input, self.output_size)
-        except EmberError as e:
-            raise _module_error(self, e) from None
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -193,11 +163,7 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     ember.Size([1, 3, 2])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        try:
-            return P.adaptive_avg_pool1d(input, self.output_size)
-        except EmberError as e:
-            raise _module_error(self, e) from None
+    _pool = staticmethod(P.adaptive_avg_pool1d)
 
 
 __all__ = [
