@@ -24,15 +24,8 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _timing import best_of, profile  # noqa: E402
 from lenet5 import N, build, make_data  # noqa: E402
-
-
-def time_steps(step, steps: int) -> float:
-    step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - t0) / steps
 
 
 def peak_bytes(step) -> int:
@@ -82,17 +75,9 @@ def main() -> None:
         if abs(lc - lt) > 1e-4 * abs(lt):
             raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
     if args.profile:
-        import cProfile
-        import pstats
-
-        prof = cProfile.Profile()
-        prof.runcall(time_steps, cstep, args.steps)
-        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+        profile(cstep, args.steps, 20)
     runs = {"ember compiled": cstep, "torch eager": tstep, "ember eager": estep}
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(args.repeats):
-        for name, fn in runs.items():
-            best[name] = min(best[name], time_steps(fn, args.steps))
+    best = best_of(runs, args.repeats, args.steps)
     mem_eager, mem_compiled = peak_bytes(estep), peak_bytes(cstep)
     g, opt = cstep.graph, cstep.optimized_graph
     plan_traced = passes.memory_plan(g, reuse=False)

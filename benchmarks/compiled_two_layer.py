@@ -23,15 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _timing import best_of, profile  # noqa: E402
 from nn_two_layer_adam import D_IN, D_OUT, H, N, build, make_data  # noqa: E402
-
-
-def time_steps(step, steps: int) -> float:
-    step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - t0) / steps
 
 
 def main() -> None:
@@ -69,17 +62,9 @@ def main() -> None:
         if abs(lc - lt) > 1e-4 * abs(lt):
             raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
     if args.profile:
-        import cProfile
-        import pstats
-
-        prof = cProfile.Profile()
-        prof.runcall(time_steps, cstep, args.steps)
-        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+        profile(cstep, args.steps, 20)
     runs = {"ember compiled": cstep, "torch eager": tstep, "ember eager": estep}
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(args.repeats):
-        for name, fn in runs.items():
-            best[name] = min(best[name], time_steps(fn, args.steps))
+    best = best_of(runs, args.repeats, args.steps)
     jit = "numba" if _jit.enabled() else "off (NumPy path)"
     g, opt = cstep.graph, cstep.optimized_graph
     print(

@@ -18,6 +18,7 @@ import os
 import time
 
 import numpy as np
+from _timing import best_of, profile
 
 N = 64
 
@@ -55,14 +56,6 @@ def build(lib, data, state=None):
         return loss
 
     return model, step, x
-
-
-def time_steps(step, steps: int) -> float:
-    step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - t0) / steps
 
 
 def per_layer(model, x, lib, repeats: int = 20) -> None:
@@ -118,16 +111,8 @@ def main() -> None:
             print(f"{name} per layer (best of 20):")
             per_layer(model, x, lib)
     if args.profile:
-        import cProfile
-        import pstats
-
-        prof = cProfile.Profile()
-        prof.runcall(time_steps, estep, args.steps)
-        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
-    best = {"ember": float("inf"), "torch": float("inf")}
-    for _ in range(args.repeats):
-        best["ember"] = min(best["ember"], time_steps(estep, args.steps))
-        best["torch"] = min(best["torch"], time_steps(tstep, args.steps))
+        profile(estep, args.steps, 25)
+    best = best_of({"ember": estep, "torch": tstep}, args.repeats, args.steps)
     print(
         f"LeNet-5, batch {N}x1x28x28, cross_entropy + SGD(momentum=0.9), float32, "
         f"torch threads={torch.get_num_threads()}"

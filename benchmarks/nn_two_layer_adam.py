@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
+from _timing import best_of, profile
 
 N, D_IN, H, D_OUT = 64, 1000, 100, 10
 
@@ -46,14 +46,6 @@ def build(lib, data, state=None):
     return model, step
 
 
-def time_steps(step, steps: int) -> float:
-    step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - t0) / steps
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
@@ -75,16 +67,8 @@ def main() -> None:
         if abs(le - lt) > 1e-4 * abs(lt):
             raise SystemExit(f"step {i}: ember loss {le}, torch loss {lt}: results differ")
     if args.profile:
-        import cProfile
-        import pstats
-
-        prof = cProfile.Profile()
-        prof.runcall(time_steps, estep, args.steps)
-        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
-    best = {"ember": float("inf"), "torch": float("inf")}
-    for _ in range(args.repeats):
-        best["ember"] = min(best["ember"], time_steps(estep, args.steps))
-        best["torch"] = min(best["torch"], time_steps(tstep, args.steps))
+        profile(estep, args.steps, 25)
+    best = best_of({"ember": estep, "torch": tstep}, args.repeats, args.steps)
     print(
         f"two-layer nn + mse + Adam, N={N}, {D_IN}-{H}-{D_OUT}, float32, "
         f"torch threads={torch.get_num_threads()}"

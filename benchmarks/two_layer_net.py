@@ -10,9 +10,9 @@ alternating, best of several repeats, and prints per-step times and ratios.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_of
 
 N, D_IN, H, D_OUT = 64, 1000, 100, 10
 LR = 1e-6
@@ -29,9 +29,8 @@ def make_data(seed: int = 0):
     )
 
 
-def ember_loop(data):
-    import ember as torch
-
+def tutorial_loop(torch, data):
+    """The lecture's PyTorch code, run by whichever library is passed in as ``torch``."""
     x, y, w1, w2 = (torch.from_numpy(a.copy()) for a in data)
     w1.requires_grad_()
     w2.requires_grad_()
@@ -49,29 +48,19 @@ def ember_loop(data):
         return loss
 
     return step
+
+
+def ember_loop(data):
+    import ember
+
+    return tutorial_loop(ember, data)
 
 
 def torch_loop(data):
     import torch
 
     torch.set_num_threads(2)
-    x, y, w1, w2 = (torch.from_numpy(a.copy()) for a in data)
-    w1.requires_grad_()
-    w2.requires_grad_()
-
-    def step():
-        nonlocal w1, w2
-        y_pred = x.mm(w1).clamp(min=0).mm(w2)
-        loss = (y_pred - y).pow(2).sum()
-        loss.backward()
-        with torch.no_grad():
-            w1 -= LR * w1.grad
-            w2 -= LR * w2.grad
-            w1.grad.zero_()
-            w2.grad.zero_()
-        return loss
-
-    return step
+    return tutorial_loop(torch, data)
 
 
 def numpy_loop(data):
@@ -100,14 +89,6 @@ def _value(loss) -> float:
     return float(loss.detach()) if hasattr(loss, "detach") else float(loss)
 
 
-def time_steps(step, steps: int) -> float:
-    step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - t0) / steps
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -124,10 +105,7 @@ def main() -> None:
     for name, value in first.items():
         if abs(value - ref) > 1e-4 * abs(ref):
             raise SystemExit(f"{name} computed loss {value}, NumPy {ref}: results differ")
-    best = {name: float("inf") for name in loops}
-    for _ in range(args.repeats):
-        for name, step in loops.items():
-            best[name] = min(best[name], time_steps(step, args.steps))
+    best = best_of(loops, args.repeats, args.steps)
     for name, t in best.items():
         print(f"{name:>6}: {t * 1e6:8.1f} us/step")
     if "torch" in best:
