@@ -113,7 +113,13 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 
 def msort(input: Tensor) -> Tensor:
-    """``input`` sorted along its first dimension."""
+    """``input`` sorted along its first dimension.
+
+    >>> import ember
+    >>> ember.msort(ember.tensor([[2, 1], [0, 3]]))
+    tensor([[0, 1],
+            [2, 3]])
+    """
     return sort(input, 0).values
 
 
