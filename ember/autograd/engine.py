@@ -310,11 +310,12 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
         # and this frame's argument (+1 for getrefcount), its array by g and ``arr`` (+1), and
         # the array owns its memory. Any other holder (a user's tensor, a view, another leaf's
         # grad, a node's saved output) raises a count, and then we copy.
+        base = arr.base  # a contiguous reshape of a temporary only it holds is as good as owned
         if (
             steal
             and _getrefcount(g) <= 3
             and _getrefcount(arr) <= 3
-            and arr.base is None
+            and (base is None or (arr.flags.c_contiguous and _getrefcount(base) <= 3))
             and not g._requires_grad
         ):
             t._grad = Tensor._make(arr)
