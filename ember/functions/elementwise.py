@@ -315,7 +315,16 @@ def clamp(input, min=None, max=None) -> Tensor:
         if not isinstance(v, numbers.Real):
             raise DTypeError(f"clamp: min and max must be numbers or tensors, got {v!r}")
     x = E.cast(x, _scalar_dtype(x, bounds))
-    return apply(E.Clamp(min, max), x)
+    key = (type(min), min, type(max), max)
+    op = _CLAMP_OPS.get(key)
+    if op is None:  # building the frozen dataclass costs more than clamping a small tensor
+        op = E.Clamp(min, max)
+        if len(_CLAMP_OPS) < 1024:
+            _CLAMP_OPS[key] = op
+    return apply(op, x)
+
+
+_CLAMP_OPS: dict = {}
 
 
 clip = clamp
