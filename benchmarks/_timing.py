@@ -35,3 +35,40 @@ def profile(step, steps: int, rows: int = 25) -> None:
     prof = cProfile.Profile()
     prof.runcall(time_steps, step, steps)
     pstats.Stats(prof).sort_stats("tottime").print_stats(rows)
+
+
+def compiled_args(description: str, steps: int, repeats: int):
+    """Arguments of the compiled-step benchmarks; ``--no-jit`` turns numba kernels off (it must
+    be set before ember's passes are imported)."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--no-jit", action="store_true", help="NumPy path only (no numba)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the compiled step")
+    args = parser.parse_args()
+    if args.no_jit:
+        os.environ["EMBER_JIT"] = "0"
+    return args
+
+
+def compile_and_check(ember, raw_step, torch_step):
+    """``(compiled step, seconds to first result, seconds until numba kernels are ready)``,
+    after checking three compiled losses against PyTorch's from the same weights and data."""
+    from ember.static import passes
+
+    t0 = time.perf_counter()
+    cstep = ember.compile(raw_step)
+    first = cstep()
+    t_compile = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    passes.wait_for_kernels()
+    t_kernels = time.perf_counter() - t0
+    losses = [float(first.item())] + [float(cstep().item()) for _ in range(2)]
+    for i, lc in enumerate(losses):
+        lt = float(torch_step().item())
+        if abs(lc - lt) > 1e-4 * abs(lt):
+            raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
+    return cstep, t_compile, t_kernels

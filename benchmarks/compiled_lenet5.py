@@ -16,15 +16,13 @@ graph as traced (every value its own buffer) and as optimized (buffers reused).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import time
 import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import best_of, profile  # noqa: E402
+from _timing import best_of, compile_and_check, compiled_args, profile  # noqa: E402
 from lenet5 import N, build, make_data  # noqa: E402
 
 
@@ -41,14 +39,7 @@ def peak_bytes(step) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--no-jit", action="store_true", help="NumPy path only (no numba)")
-    parser.add_argument("--profile", action="store_true", help="cProfile the compiled step")
-    args = parser.parse_args()
-    if args.no_jit:
-        os.environ["EMBER_JIT"] = "0"
+    args = compiled_args(__doc__.splitlines()[0], steps=50, repeats=5)
     import torch
 
     import ember
@@ -62,18 +53,7 @@ def main() -> None:
     state = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
     _, estep, _ = build(ember, data, state)
     _, raw, _ = build(ember, data, state)
-    t0 = time.perf_counter()
-    cstep = ember.compile(raw)
-    first = cstep()
-    t_compile = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    passes.wait_for_kernels()
-    t_kernels = time.perf_counter() - t0
-    losses = [float(first.item())] + [float(cstep().item()) for _ in range(2)]
-    for i, lc in enumerate(losses):  # same weights, same data: same losses
-        lt = float(tstep().item())
-        if abs(lc - lt) > 1e-4 * abs(lt):
-            raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
+    cstep, t_compile, t_kernels = compile_and_check(ember, raw, tstep)
     if args.profile:
         profile(cstep, args.steps, 20)
     runs = {"ember compiled": cstep, "torch eager": tstep, "ember eager": estep}
