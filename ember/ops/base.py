@@ -95,6 +95,7 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
         for t in inputs:
             if type(t._data) is not _ndarray:
                 _check_devices(op, inputs)
+                break
     else:
         xp = xp_of(first)
         _check_devices(op, inputs)
