@@ -92,6 +92,7 @@ from .random import (
 )  # noqa: E501
 from .serialization import CheckpointError, load, save
 from .static import compile  # noqa: E402,A004  (ember.compile)
+from .utils.summary import summary
 
 float = float32  # noqa: A001
 double = float64

@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._config import no_grad
+from .._errors import EmberError
 from .._tensor import Size, Tensor
 from .parameter import Buffer, Parameter
 
@@ -271,9 +272,13 @@ class Module:
 
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks:
-            return self._call_with_hooks(args, kwargs)
-        return self.forward(*args, **kwargs)
+        try:
+            if self._forward_pre_hooks or self._forward_hooks:
+                return self._call_with_hooks(args, kwargs)
+            return self.forward(*args, **kwargs)
+        except EmberError as error:
+            _name_module_path(error, self)
+            raise
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
         result = None
@@ -1216,3 +1221,29 @@ class Module:
             else:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
+
+
+def _name_module_path(error: EmberError, module: Module) -> None:
+    """Prefix an error raised inside ``module`` with its path from the outermost module called.
+
+    The innermost module leaves the message alone; each parent it propagates through that holds
+    the previous module as a direct child prepends that child's name, so the error that reaches
+    the user reads ``features.3 (Conv2d): expected input with 16 channels, got 8 (...)``.
+    """
+    where = getattr(error, "_ember_module_path", None)
+    if where is None:
+        message = str(error.args[0]) if error.args else ""
+        error._ember_module_path = [module, [], type(module).__name__, message]
+        return
+    child, path, kind, message = where
+    if child is None:
+        return
+    name = next((n for n, m in module._modules.items() if m is child), None)
+    if name is None:  # called from outside the module tree: the path ends here
+        where[0] = None
+        return
+    path.insert(0, name)
+    where[0] = module
+    if message.startswith(kind + ": "):
+        message = message[len(kind) + 2 :]
+    error.args = (f"{'.'.join(path)} ({kind}): {message}", *error.args[1:])
