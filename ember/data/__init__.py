@@ -9,6 +9,7 @@ Also importable as ``ember.utils.data``.
 [[0, 1, 2, 3], [4, 5]]
 """
 
+from . import datasets, transforms
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
