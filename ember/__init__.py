@@ -16,14 +16,17 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
 from . import (  # ember.data, ember.utils.data (torch.utils.data)
     _tensor_methods,  # noqa: E402,F401  (attaches the Tensor methods)
     autograd,
+    backends,  # noqa: E402  (ember.backends.cuda / cudnn switches, as torch.backends)
     cuda,
     data,
     dtypes,
+    models,  # noqa: E402  (the model zoo: mlp, cnn, lenet5, vgg, resnet)
     nn,
     onnx,  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
     optim,
     random,
     static,  # noqa: E402  (ember.static: graphs, Session)
+    train,  # noqa: E402  (ember.train: Trainer, fit, callbacks)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 )
@@ -47,6 +50,7 @@ from ._repr import get_printoptions, printoptions, set_printoptions
 from ._shape import broadcast_shapes as _broadcast_shapes
 from ._tensor import Size, Tensor
 from .backend import Device, device
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
     DType,
     bfloat16,

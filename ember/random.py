@@ -1,7 +1,11 @@
 """Random number generation: ``manual_seed``, ``seed``, ``Generator``.
 
-One default generator (NumPy's PCG64) feeds every random op unless a ``generator=`` is given;
-``manual_seed`` reseeds it (and CuPy's, when a GPU is in use), so runs are reproducible.
+One default generator (NumPy's PCG64) feeds every random op on the CPU unless a ``generator=``
+is given. On a GPU, random tensors are drawn there, by one CuPy (cuRAND) generator per GPU
+(``ember.backend.random_cuda``), not on the host and copied. ``manual_seed`` reseeds all of
+them, so runs are reproducible on each device (the CPU and the GPU give different numbers for
+one seed, as in PyTorch). ``uniform``, ``normal``, ``integers`` and ``permutation`` below are
+the device-aware draws that random ops use.
 
 >>> import ember
 >>> _ = ember.manual_seed(0); a = ember.rand(2)
@@ -32,11 +36,13 @@ class Generator:
         self.device = Device(device)
         self._seed = int(np.random.SeedSequence().entropy % (2**63))
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._gpu_state = None  # a cuda generator's CuPy RandomState, made on first draw
 
     def manual_seed(self, seed: int) -> Generator:
         """Reseed; returns the generator so ``Generator().manual_seed(0)`` chains."""
         self._seed = int(seed) % (2**64)
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._gpu_state = None
         return self
 
     def seed(self) -> int:
@@ -49,7 +55,10 @@ class Generator:
         return self._seed
 
     def get_state(self) -> dict:
-        """The generator's state as a plain dict (JSON-able, no pickle)."""
+        """The generator's state as a plain dict (JSON-able, no pickle).
+
+        For a cuda generator this is its seed only: CuPy's cuRAND state cannot be read back,
+        so ``set_state`` restarts it from the seed."""
         return {"seed": self._seed, "bit_generator": self.rng.bit_generator.state}
 
     def set_state(self, state: dict) -> Generator:
@@ -60,6 +69,7 @@ class Generator:
             raise EmberError("set_state: expected a state from Generator.get_state()")
         self._seed = state["seed"]
         self.rng.bit_generator.state = state["bit_generator"]
+        self._gpu_state = None
         return self
 
 
@@ -74,10 +84,9 @@ def manual_seed(seed: int) -> Generator:
     42
     """
     default_generator.manual_seed(seed)
-    from .backend import cuda
+    from .backend import random_cuda
 
-    if cuda._cupy is not None:
-        cuda._cupy.random.seed(int(seed) % (2**32))
+    random_cuda.seed_all(seed)
     return default_generator
 
 
@@ -136,3 +145,91 @@ def fork_rng(devices=None, enabled: bool = True):
 def rng(generator: Generator | None = None) -> np.random.Generator:
     """The NumPy generator behind ``generator`` (or the default one)."""
     return (generator or default_generator).rng
+
+
+# -- device-aware draws: on the CPU from NumPy, on a GPU from CuPy's cuRAND ----------------------
+
+
+def _host_float(g: np.random.Generator, kind: str, shape: tuple, np_dtype) -> np.ndarray:
+    native = np_dtype if np_dtype in (np.float32, np.float64) else np.float32
+    if kind == "uniform":
+        out = g.random(shape, dtype=native)
+    else:
+        out = g.standard_normal(shape, dtype=native)
+    return out.astype(np_dtype, copy=False)
+
+
+def _draw(kind: str, shape: tuple, np_dtype, device, generator, low=0, high=None):
+    from .backend import CPU, Device, to_device
+
+    dev = CPU if device is None else Device(device)
+    np_dtype = np.dtype(np_dtype)
+    if dev.type == "cpu" or (generator is not None and generator.device.type == "cpu"):
+        # the CPU, or a CPU generator asked for a GPU tensor: draw on the host, copy over
+        g = rng(generator)
+        if kind in ("uniform", "normal"):
+            out = _host_float(g, kind, shape, np_dtype)
+        elif kind == "integers":
+            out = g.integers(low, high, size=shape).astype(np_dtype)
+        else:
+            out = g.permutation(high).astype(np_dtype)
+        return out if dev.type == "cpu" else to_device(out, dev)
+    from .backend import cuda, random_cuda
+
+    cp = cuda.xp()
+    index = cuda.resolve(dev.index)
+    if generator is None:
+        rs = random_cuda.state(cp, index)
+    else:
+        if generator._gpu_state is None:
+            gi = cuda.resolve(generator.device.index)
+            generator._gpu_state = (gi, random_cuda.new_state(cp, gi, generator._seed))
+        gi, rs = generator._gpu_state
+        if gi != index:
+            from ._errors import DeviceError
+
+            raise DeviceError(
+                f"random: a generator on cuda:{gi} cannot draw a tensor for cuda:{index}"
+            )
+    return random_cuda.draw(cp, rs, index, kind, shape, np_dtype, low, high)
+
+
+def uniform(shape: tuple, np_dtype, device=None, generator: Generator | None = None):
+    """An array of uniform [0, 1) numbers of ``shape`` and NumPy dtype ``np_dtype``, drawn on
+    ``device`` (a GPU draws with cuRAND there; float16 / bfloat16 are drawn as float32).
+
+    >>> import ember, numpy as np
+    >>> ember.random.uniform((2, 3), np.float32).shape
+    (2, 3)
+    """
+    return _draw("uniform", tuple(shape), np_dtype, device, generator)
+
+
+def normal(shape: tuple, np_dtype, device=None, generator: Generator | None = None):
+    """An array of standard normal numbers, drawn on ``device`` (see ``uniform``).
+
+    >>> import ember, numpy as np
+    >>> ember.random.normal((4,), np.float64).dtype
+    dtype('float64')
+    """
+    return _draw("normal", tuple(shape), np_dtype, device, generator)
+
+
+def integers(low: int, high: int, shape: tuple, np_dtype, device=None, generator=None):
+    """An array of random integers in [low, high), drawn on ``device``.
+
+    >>> import ember, numpy as np
+    >>> bool((ember.random.integers(0, 3, (10,), np.int64) < 3).all())
+    True
+    """
+    return _draw("integers", tuple(shape), np_dtype, device, generator, int(low), int(high))
+
+
+def permutation(n: int, np_dtype, device=None, generator: Generator | None = None):
+    """A random permutation of 0..n-1, drawn on ``device``.
+
+    >>> import ember, numpy as np
+    >>> sorted(ember.random.permutation(4, np.int64).tolist())
+    [0, 1, 2, 3]
+    """
+    return _draw("permutation", (int(n),), np_dtype, device, generator, 0, int(n))

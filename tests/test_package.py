@@ -20,7 +20,8 @@ import ember
 def _module_names() -> list[str]:
     names = ["ember"]
     for info in pkgutil.walk_packages(ember.__path__, prefix="ember."):
-        names.append(info.name)
+        if info.name != "ember.__main__":  # importing it runs the command line
+            names.append(info.name)
     return sorted(names)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import DeviceError
+from . import cuda as _cuda
 
 
 class Device:
@@ -81,24 +82,36 @@ CPU.index = None
 device = Device
 
 
+_CUDA: dict[int, Device] = {}
+
+
+def cuda_device(index: int) -> Device:
+    """The (cached) ``Device('cuda', index)``."""
+    dev = _CUDA.get(index)
+    if dev is None:
+        dev = _CUDA[index] = Device("cuda", index)
+    return dev
+
+
 def device_of(array) -> Device:
-    """The device an array lives on."""
+    """The device an array lives on (asks the cuda backend about anything not NumPy)."""
     if type(array) is np.ndarray:
         return CPU
-    dev = getattr(array, "device", None)
-    if dev is not None and hasattr(dev, "id"):
-        return Device("cuda", dev.id)
-    return CPU
+    index = _cuda.index_of(array)
+    if index is None:  # a traced value (static graphs' Symbol) carries the device it stands for
+        dev = getattr(array, "device", None)
+        if isinstance(dev, Device):
+            return dev
+        index = getattr(dev, "id", None)
+    return CPU if index is None else cuda_device(index)
 
 
 def xp_of(array):
     """The array module that owns ``array``."""
     if type(array) is np.ndarray:
         return np
-    from . import cuda
-
-    if cuda.is_cupy_array(array):
-        return cuda.xp()
+    if _cuda.is_cupy_array(array):
+        return _cuda._cupy
     return np
 
 
@@ -106,18 +119,17 @@ def full(shape: tuple, value, np_dtype, dev: Device):
     """A new array of ``shape`` on ``dev`` filled with ``value`` (uninitialized when None)."""
     if dev.type == "cpu":
         return np.empty(shape, np_dtype) if value is None else np.full(shape, value, np_dtype)
-    from . import cuda
-
-    return cuda.full(shape, value, np_dtype, dev.index or 0)
+    return _cuda.full(shape, value, np_dtype, dev.index)
 
 
 def to_device(array, dev: Device):
-    """Copy ``array`` onto ``dev`` (or return it if it is there already)."""
-    src = device_of(array)
-    if src == dev:
-        return array
-    from . import cuda
+    """Copy ``array`` onto ``dev`` (or return it if it is there already).
 
+    ``cuda`` without an index means the current GPU, as in PyTorch.
+    """
     if dev.type == "cpu":
-        return cuda.to_host(array)
-    return cuda.to_gpu(array, dev.index or 0)
+        return array if _cuda.index_of(array) is None else _cuda.to_host(array)
+    index = _cuda.resolve(dev.index)
+    if _cuda.index_of(array) == index:
+        return array
+    return _cuda.to_gpu(array, index)

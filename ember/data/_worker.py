@@ -155,12 +155,14 @@ def worker_loop(
     worker_id: int,
     num_workers: int,
     method: str,
+    pin: bool = False,
 ) -> None:
     """Fetch ``(idx, index)`` tasks until told to stop (``None``) or the loader goes away.
 
     Puts ``(idx, batch)``, ``(idx, ExceptionWrapper)`` or ``(idx, IterableStop)`` on the result
     queue. Process workers send batches pickled (so an unpicklable batch is an error the loader
-    sees, not a silent loss in the queue's feeder thread).
+    sees, not a silent loss in the queue's feeder thread). ``pin`` (thread workers only): copy
+    each batch into pinned memory here, off the loader's thread.
     """
     kind = "process" if method != "thread" else "thread"
     where = f"in DataLoader worker {kind} {worker_id}"
@@ -200,6 +202,10 @@ def worker_loop(
             else:
                 try:
                     data = fetcher.fetch(index)
+                    if pin:
+                        from ._pin import pin as pin_batch
+
+                        data = pin_batch(data)
                 except StopIteration:
                     if not iterable:
                         data = ExceptionWrapper(where)

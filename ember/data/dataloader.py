@@ -5,6 +5,12 @@ GIL while it copies) or processes (``worker_type='process'``, or whenever a
 ``multiprocessing_context`` is given). Each worker keeps up to ``prefetch_factor`` batches in
 flight, so a training loop that is slower than the pipeline never waits for data.
 
+With a GPU, ``pin_memory=True`` copies each batch into page-locked host memory (buffers reused
+per shape and dtype; thread workers pin their own batches), and ``device='cuda'`` (ember's
+addition to PyTorch's arguments) also moves each batch onto the GPU: the copy of the next batch
+is queued on a side stream while the current one is in use (see ``ember.data._pin``).
+Without a GPU, ``pin_memory=True`` does nothing (with PyTorch's warning).
+
 >>> import ember
 >>> from ember.data import DataLoader, TensorDataset
 >>> ds = TensorDataset(ember.arange(10).float(), ember.arange(10))
@@ -58,7 +64,14 @@ class DataLoader:
     background; ``worker_type`` is ``'thread'`` (default) or ``'process'``. Batches come back in
     the sampler's order. A worker's exception is re-raised here naming the worker and with its
     traceback; a dead worker process or a ``timeout`` (seconds per batch) raises an error instead
-    of hanging. ``pin_memory`` is accepted and does nothing on the CPU.
+    of hanging.
+
+    ``pin_memory=True`` returns batches in page-locked memory (``t.is_pinned()``), so host-to-GPU
+    copies of them are asynchronous; without a GPU it does nothing (PyTorch's warning says so).
+    ``pin_memory_device`` is accepted for PyTorch compatibility. ``device`` (ember only; e.g.
+    ``'cuda'``) moves every batch's tensors there, one batch ahead: the copy of batch *k + 1*
+    runs on a side stream (from pinned memory when ``pin_memory=True``) while batch *k* is
+    computed, and the current stream waits for a batch's copy before it is used.
 
     >>> import ember
     >>> from ember.data import DataLoader
@@ -87,6 +100,7 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
         worker_type: str | None = None,
+        device=None,
     ) -> None:
         object.__setattr__(self, "_initialized", False)
         if not isinstance(num_workers, int) or num_workers < 0:
@@ -161,6 +175,7 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
+        self.device = _resolve_device(device)
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = _resolve_context(multiprocessing_context)
@@ -199,14 +214,20 @@ class DataLoader:
 
     def __iter__(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
-        if not self.persistent_workers:
-            return _WorkerIter(self)
-        if self._iterator is None or self._iterator._pool.closed:
-            self._iterator = _WorkerIter(self)
+            it = _SingleProcessIter(self)
+        elif not self.persistent_workers:
+            it = _WorkerIter(self)
         else:
-            self._iterator._reset(self)
-        return self._iterator
+            if self._iterator is None or self._iterator._pool.closed:
+                self._iterator = _WorkerIter(self)
+            else:
+                self._iterator._reset(self)
+            it = self._iterator
+        if self.device is not None:
+            from ._pin import DevicePrefetcher
+
+            return DevicePrefetcher(it, self.device, pin=it._pin_wanted)
+        return it
 
     def __len__(self) -> int:
         if self._iterable:
@@ -217,6 +238,34 @@ class DataLoader:
                 return math.ceil(length / self.batch_size)
             return length
         return len(self._index_sampler)
+
+
+def _resolve_device(device):
+    """``device`` as an ``ember.device``, or None for "leave batches where they are"."""
+    if device is None:
+        return None
+    from ..backend import Device
+
+    dev = Device(device)
+    return None if dev.type == "cpu" else dev
+
+
+def _pin_wanted(loader: DataLoader) -> bool:
+    """Whether batches can be pinned: ``pin_memory`` and a GPU; warns once when there is none."""
+    if not loader.pin_memory:
+        return False
+    from ._pin import available
+
+    if available():
+        return True
+    if not loader.__dict__.get("_warned_no_pin"):
+        loader._warned_no_pin = True  # once per loader, not per epoch
+        warnings.warn(
+            "'pin_memory' argument is set as true but no accelerator is found, then device "
+            "pinned memory won't be used.",
+            stacklevel=5,
+        )
+    return False
 
 
 def _resolve_worker_type(worker_type, context, num_workers) -> str:
@@ -286,6 +335,8 @@ class _BaseIter:
         # Drawn even without workers, so the generator advances the same way either way.
         self._base_seed = int(_random.rng(loader.generator).integers(0, 2**63 - 1))
         self._num_yielded = 0
+        self._pin_wanted = _pin_wanted(loader)
+        self._pin = self._pin_wanted and loader.device is None  # else the prefetcher pins
 
     def __iter__(self):
         return self
@@ -329,7 +380,12 @@ class _SingleProcessIter(_BaseIter):
 
     def _next_data(self):
         index = next(self._sampler_iter)  # may raise StopIteration
-        return self._fetcher.fetch(index)  # may raise StopIteration
+        data = self._fetcher.fetch(index)  # may raise StopIteration
+        if self._pin:
+            from ._pin import pin
+
+            data = pin(data)
+        return data
 
 
 class _WorkerIter(_BaseIter):
@@ -354,7 +410,10 @@ class _WorkerIter(_BaseIter):
             num_workers=self._num_workers,
         )
         if loader.worker_type == "thread":
-            self._pool = ThreadPool(self._num_workers, args)
+            # thread workers pin their own batches (off the main thread); processes can't
+            # hand pinned memory over, so their batches are pinned here on arrival
+            self._pool = ThreadPool(self._num_workers, dict(args, pin=self._pin_wanted))
+            self._pin = False
         else:
             self._pool = ProcessPool(self._num_workers, args, loader.multiprocessing_context)
         # Shut the workers down when this iterator is dropped (or at interpreter exit).
@@ -464,6 +523,10 @@ class _WorkerIter(_BaseIter):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
+        if self._pin:
+            from ._pin import pin
+
+            data = pin(data)
         return data
 
     def _shutdown(self) -> None:

@@ -543,8 +543,8 @@ def eye(
 
 
 # -- random -------------------------------------------------------------------------------------
-# Random numbers are drawn on the host from ember's generator and copied to the device, so one
-# seed gives the same numbers on every device.
+# Random numbers are drawn where the tensor lives (ember.random: NumPy on the CPU, cuRAND on a
+# GPU), never on the host and copied.
 
 
 def _random_float(dtype, op: str) -> _dt.DType:
@@ -554,9 +554,11 @@ def _random_float(dtype, op: str) -> _dt.DType:
     return dt
 
 
-def _sample(dt: _dt.DType, draw) -> np.ndarray:
-    native = dt.np if dt is _dt.float32 or dt is _dt.float64 else np.float32
-    return draw(native).astype(dt.np, copy=False)
+def _drawn(arr, requires_grad: bool) -> Tensor:
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -566,8 +568,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     >>> ember.rand(2, 3).shape
     ember.Size([2, 3])
     """
-    dt, shape, g = _random_float(dtype, "rand"), _size(size, "rand"), _random.rng(generator)
-    return _finish(_sample(dt, lambda t: g.random(shape, dtype=t)), device, requires_grad)
+    dt, shape = _random_float(dtype, "rand"), _size(size, "rand")
+    return _drawn(_random.uniform(shape, dt.np, device, generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -577,8 +579,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     >>> ember.randn(4).dtype
     ember.float32
     """
-    dt, shape, g = _random_float(dtype, "randn"), _size(size, "randn"), _random.rng(generator)
-    return _finish(_sample(dt, lambda t: g.standard_normal(shape, dtype=t)), device, requires_grad)
+    dt, shape = _random_float(dtype, "randn"), _size(size, "randn")
+    return _drawn(_random.normal(shape, dt.np, device, generator), requires_grad)
 
 
 def randint(
@@ -610,8 +612,7 @@ def randint(
         raise EmberError(f"randint: expected low < high, but got low={low} >= high={high}")
     dt = _dtype(dtype, _dt.int64)
     shape = _size((size,), "randint")
-    arr = _random.rng(generator).integers(low, high, size=shape).astype(dt.np)
-    return _finish(arr, device, requires_grad)
+    return _drawn(_random.integers(low, high, shape, dt.np, device, generator), requires_grad)
 
 
 def rand_like(
@@ -674,7 +675,7 @@ def randperm(
     if n < 0:
         raise EmberError(f"randperm: n must be non-negative, got {n}")
     dt = _dtype(dtype, _dt.int64)
-    return _finish(_random.rng(generator).permutation(int(n)).astype(dt.np), device, requires_grad)
+    return _drawn(_random.permutation(n, dt.np, device, generator), requires_grad)
 
 
 # -- Tensor.new_* : same dtype and device as the tensor unless given ----------------------------

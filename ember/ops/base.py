@@ -38,6 +38,7 @@ from .._node import Node
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Size, Tensor
 from ..backend import device_of, xp_of
+from ..backend.cuda import is_cupy_array
 
 _ndarray = np.ndarray
 _BF16 = _dt.bfloat16.np
@@ -105,8 +106,8 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
         raise
     except Exception as e:  # turn NumPy's message into one naming the op and the inputs
         raise _named_error(op, inputs, e) from None
-    if type(out) is not _ndarray and xp is np:
-        out = np.asarray(out)
+    if type(out) is not _ndarray and xp is np and not is_cupy_array(out):
+        out = np.asarray(out)  # NumPy scalars; a CuPy array (a host-to-GPU copy) stays
     t = Tensor._make(out)
     if op.is_view and (out.base is not None or out.size == 0):
         src = inputs[0]

@@ -20,6 +20,11 @@ scratch buffers keep the largest size seen (``release_scratch()`` frees them). L
 are split over the cores (NumPy releases the GIL while copying). Conv2dGradWeight reuses the
 patches of the forward pass when that was the thread's last convolution of the same input.
 
+On the GPU (CuPy) each primitive first asks NVIDIA's cuDNN frontend
+(``ember.backend.kernels.conv``: fprop, dgrad and wgrad graphs, cached per shape); without it,
+or for a case cuDNN has no plan for, the same im2col + GEMM code below runs on CuPy arrays
+(cuBLAS GEMMs, following the float32 matmul precision setting).
+
 Two choices by shape: few input channels (LeNet's first layer) gather channel-first
 ("planar") patches, whose rows are whole output rows instead of runs of kw * C values; the
 input gradient gathers (a convolution with the flipped kernel) when O <= C and otherwise
@@ -41,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import ShapeError
+from ..backend.kernels import conv as _cudnn
 from .base import Op, Spec, apply
 
 _local = threading.local()
@@ -145,7 +151,14 @@ def _patches(xp, xpad, kh, kw, ho, wo, stride, dilation):
     s_n, s_h, s_w, s_c = xpad.strides
     shape = (n, ho, wo, kh, kw, c)
     strides = (s_n, s_h * stride[0], s_w * stride[1], s_h * dilation[0], s_w * dilation[1], s_c)
-    return xp.lib.stride_tricks.as_strided(xpad, shape, strides, writeable=False)
+    return _as_strided(xp, xpad, shape, strides)
+
+
+def _as_strided(xp, a, shape, strides):
+    """A read-only strided view (CuPy's ``as_strided`` has no ``writeable`` argument)."""
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def planar(x_shape, kernel, stride, groups: int) -> bool:
@@ -193,7 +206,7 @@ def im2col(
         s_n, s_c, s_h, s_w = xpad.strides
         shape = (n, c, kh, kw, ho, wo)
         strides = (s_n, s_c, s_h * dilation[0], s_w * dilation[1], s_h * stride[0], s_w * stride[1])
-        view = xp.lib.stride_tricks.as_strided(xpad, shape, strides, writeable=False)
+        view = _as_strided(xp, xpad, shape, strides)
         cols = _scratch(xp, slot, shape, x.dtype)
         final = (n, k, ho * wo)
     else:
@@ -290,6 +303,10 @@ class Conv2d(_ConvParams):
     _slot = "cols"
 
     def forward(self, xp, x, w):
+        if xp is not np:  # cuDNN when the frontend serves it, else im2col below on CuPy
+            y = _cudnn.fprop(xp, x, w, self.stride, self.padding, self.dilation, self.groups)
+            if y is not None:
+                return y
         n = x.shape[0]
         o, _, kh, kw = w.shape
         g = self.groups
@@ -345,6 +362,11 @@ class Conv2dGradInput(Op):
     saves_inputs = True
 
     def forward(self, xp, g, w):
+        if xp is not np:
+            p = (self.stride, self.padding, self.dilation, self.groups)
+            dx = _cudnn.dgrad(xp, g, w, self.x_shape, *p)
+            if dx is not None:
+                return dx
         o, cg, kh, kw = w.shape
         groups = self.groups
         (ph, pw), (dh, dw) = self.padding, self.dilation
@@ -420,6 +442,11 @@ class Conv2dGradWeight(Op):
     saves_inputs = True
 
     def forward(self, xp, x, g):
+        if xp is not np:
+            p = (self.stride, self.padding, self.dilation, self.groups)
+            dw = _cudnn.wgrad(xp, x, g, self.w_shape, *p)
+            if dw is not None:
+                return dw
         o, cg, kh, kw = self.w_shape
         groups = self.groups
         if planar(x.shape, (kh, kw), self.stride, groups):

@@ -9,7 +9,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..backend import kernels as _kernels
 from ..backend import xp_of
+from ..backend.kernels import optim as _fused
 from .optimizer import Optimizer
 
 
@@ -65,6 +69,9 @@ class RMSprop(Optimizer):
 
     def update(self, p, g, state, group) -> None:
         xp = xp_of(p)
+        if xp is not np and _kernels.fused(xp):  # one CUDA kernel (ember.backend.kernels)
+            _fused.rmsprop(xp, p, g, state, group)
+            return
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         state["step"] += 1
         if group["weight_decay"]:

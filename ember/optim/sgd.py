@@ -9,7 +9,11 @@ tensor([0.8000])
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..backend import kernels as _kernels
 from ..backend import xp_of
+from ..backend.kernels import optim as _fused
 from .optimizer import Optimizer, required
 
 
@@ -57,6 +61,8 @@ class SGD(Optimizer):
 
     def update(self, p, g, state, group) -> None:
         xp = xp_of(p)
+        if xp is not np and _kernels.fused(xp) and _fused.sgd(xp, p, g, state, group):
+            return  # one CUDA kernel (ember.backend.kernels); the first momentum step is below
         wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
         if wd:
             g = g + wd * p

@@ -101,7 +101,16 @@ def _placer(map_location: MapLocation, source: str) -> Callable[[Tensor, str], T
 
         def by_call(t: Tensor, loc: str) -> Tensor:
             out = map_location(t, loc)
-            return move(t, loc) if out is None else out
+            if out is None:
+                return move(t, loc)
+            if isinstance(out, (str, Device)):  # a location to put it, as a dict value would be
+                return move(t, out)
+            if not isinstance(out, Tensor):
+                raise DeviceError(
+                    f"load: map_location returned {type(out).__name__} for a tensor saved on "
+                    f"{loc}; expected a tensor, a device or None"
+                )
+            return out
 
         return by_call
     raise DeviceError(
@@ -123,7 +132,9 @@ def load(f: PathLike | BinaryIO, map_location: MapLocation = None, *, weights_on
     ``None`` puts each on the device it was saved from; ``'cpu'``, ``'cuda'`` or an
     ``ember.device`` puts all there; a dict maps saved locations to new ones (``{'cuda:0':
     'cpu'}``); a callable ``fn(tensor, location)`` gets each tensor (on the CPU) and its saved
-    location and returns the tensor to use (or None for the default). A safetensors file not
+    location and returns the tensor to use, a device to put it on, or None for the default.
+    ``'cuda'`` means the current GPU; loading tensors saved on a GPU without one raises a
+    ``DeviceError`` that suggests ``map_location='cpu'``. A safetensors file not
     written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted for
     PyTorch compatibility and ignored: loading never runs code from the file.
 

@@ -56,11 +56,23 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 
 
 def compile(  # noqa: A001
-    fn=None, *, name: str | None = None, verbose: bool = True, optimize: bool = True
+    fn=None,
+    *,
+    name: str | None = None,
+    verbose: bool = True,
+    optimize: bool = True,
+    mode: str | None = None,
+    cuda_graph: bool | None = None,
 ):
     """Compile ``fn`` (a function or a Module) into a graph, traced once per input signature.
     Each trace runs through the optimizer passes (``ember.static.passes``) unless
     ``optimize=False``.
+
+    On cuda a compiled step is also captured as a CUDA graph after one warm-up call and
+    replayed (see ``ember.static.cuda_graph``): ``mode='default'`` (or None) returns copies of
+    the outputs, ``mode='reduce-overhead'`` (like ``torch.compile``) returns the graph's static
+    output buffers, overwritten by the next call; ``'max-autotune-no-cudagraphs'`` or
+    ``cuda_graph=False`` turns graphs off. CPU steps are unaffected.
 
     >>> import ember
     >>> lin = ember.nn.Linear(3, 2)
@@ -69,19 +81,37 @@ def compile(  # noqa: A001
     ember.Size([4, 2])
     """
     if fn is None:
-        return functools.partial(compile, name=name, verbose=verbose, optimize=optimize)
-    return CompiledFunction(fn, name=name, verbose=verbose, optimize=optimize)
+        return functools.partial(
+            compile,
+            name=name,
+            verbose=verbose,
+            optimize=optimize,
+            mode=mode,
+            cuda_graph=cuda_graph,
+        )
+    return CompiledFunction(
+        fn, name=name, verbose=verbose, optimize=optimize, mode=mode, cuda_graph=cuda_graph
+    )
 
 
 class CompiledFunction:
     """A traced, cached version of ``fn``: ``graph`` is the latest trace; ``traces`` counts them."""
 
     def __init__(
-        self, fn, name: str | None = None, verbose: bool = True, optimize: bool = True
+        self,
+        fn,
+        name: str | None = None,
+        verbose: bool = True,
+        optimize: bool = True,
+        mode: str | None = None,
+        cuda_graph: bool | None = None,
     ) -> None:
         from ..nn.module import Module
+        from .cuda_graph import resolve
 
         self.optimize = optimize
+        self.mode = mode
+        self.cuda_graph, self._static_outputs = resolve(mode, cuda_graph)
         self.fn = fn
         self.module = fn if isinstance(fn, Module) else None
         self.__name__ = name or getattr(fn, "__name__", None) or type(fn).__name__
@@ -157,7 +187,10 @@ class CompiledFunction:
             self._cache[key] = entry
         self._last = (key, described)
         self._latest = entry
-        return entry.run([t for t in leaves if isinstance(t, Tensor)])
+        tensors = [t for t in leaves if isinstance(t, Tensor)]
+        if entry.runner is not None:
+            return entry.runner.run(tensors)
+        return entry.run(tensors)
 
     # -- what the function can reach -------------------------------------------------------------
     def _named_args(self, args, kwargs) -> list:
@@ -274,7 +307,13 @@ class CompiledFunction:
         _constants_from_temporaries(graph)
         graph.validate()
         self.traces += 1
-        return _Entry(graph, structure, clears, self.optimize)
+        entry = _Entry(graph, structure, clears, self.optimize)
+        if self.cuda_graph:
+            from .cuda_graph import Runner, on_gpu
+
+            if on_gpu([t._data for _, t in tensors] + [r.read() for r in entry.refs]):
+                entry.runner = Runner(entry, self, self._static_outputs)
+        return entry
 
 
 class _Entry:
@@ -293,6 +332,7 @@ class _Entry:
         self.plan = Plan(graph, graph.outputs + effects)
         self.n_out = len(graph.outputs)
         self.refs = [v.ref for v in self.plan.state]
+        self.runner = None  # a cuda_graph.Runner for steps on the GPU
 
     def run(self, tensors: list):
         feeds = [t._data for t in tensors]
@@ -307,7 +347,7 @@ class _Entry:
                 elif isinstance(v.ref, ArrayRef):
                     targets.append(v.ref.array)
             for i, o in enumerate(outs):  # results must not change when the state is written
-                if o is not None and any(np.may_share_memory(o, t) for t in targets):
+                if o is not None and any(_shares(o, t) for t in targets):
                     outs[i] = o.copy()
             protected = {id(a) for a in feeds} | {id(a) for a in state_arrays}
             protected |= {id(o) for o in outs}
@@ -322,7 +362,7 @@ class _Entry:
                     root = arr
                     while root.base is not None:
                         root = root.base
-                    if id(root) in protected or not arr.flags.writeable:
+                    if id(root) in protected or not getattr(arr.flags, "writeable", True):
                         arr = arr.copy()
                         root = arr
                     protected.add(id(root))  # a new gradient must own its memory
@@ -331,6 +371,14 @@ class _Entry:
             t._grad = None
         it = iter(outs)
         return _rebuild(self.structure, it)
+
+
+def _shares(a, b) -> bool:
+    if type(a) is np.ndarray:
+        return type(b) is np.ndarray and np.may_share_memory(a, b)
+    from ..backend import xp_of
+
+    return xp_of(a).may_share_memory(a, b)  # CuPy's own (NumPy's refuses device arrays)
 
 
 # -- pytrees of arguments and results ----------------------------------------------------------

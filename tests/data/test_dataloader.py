@@ -403,9 +403,12 @@ def test_out_of_order_mode_returns_every_batch():
     assert sorted(got) == list(range(12))
 
 
-def test_pin_memory_accepted_on_cpu():
-    out = list(DataLoader(TensorDataset(ember.arange(4)), batch_size=2, pin_memory=True))
+@pytest.mark.skipif(ember.cuda.is_available(), reason="pins for real with a GPU")
+def test_pin_memory_is_a_noop_with_a_warning_on_cpu():
+    with pytest.warns(UserWarning, match="no accelerator is found"):
+        out = list(DataLoader(TensorDataset(ember.arange(4)), batch_size=2, pin_memory=True))
     assert [b[0].tolist() for b in out] == [[0, 1], [2, 3]]
+    assert not out[0][0].is_pinned()
 
 
 def test_unsharded_iterable_duplicates_like_torch():

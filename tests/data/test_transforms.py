@@ -9,11 +9,13 @@ import ember
 from ember._errors import DTypeError, ShapeError
 from ember.data import DataLoader, TensorDataset
 from ember.data.transforms import (
+    CenterCrop,
     Compose,
     Lambda,
     Normalize,
     RandomCrop,
     RandomHorizontalFlip,
+    Resize,
     ToTensor,
     TransformError,
 )
@@ -435,3 +437,324 @@ def test_default_collate_of_transformed_tensors():
     ds = TensorDataset(ember.zeros(4, 1, 3, 3))
     x = [RandomCrop(2)(ds[i][0]) for i in range(4)]
     assert ember.stack(x).shape == (4, 1, 2, 2)
+
+
+# -- Resize -------------------------------------------------------------------------------------
+
+
+def tv_resize_tensor(t: torch.Tensor, size, mode, antialias) -> torch.Tensor:
+    """torchvision's tensor resize (float path): interpolate, then round back to integers."""
+    x = t if t.dtype in (torch.float32, torch.float64) else t.float()
+    nearest = mode.startswith("nearest")
+    out = torch.nn.functional.interpolate(
+        x.reshape(-1, *x.shape[-3:]) if x.ndim >= 3 else x[None, None],
+        size=size,
+        mode=mode,
+        align_corners=None if nearest else False,
+        antialias=antialias and not nearest,
+    ).reshape(*t.shape[:-2], *size)
+    if not t.dtype.is_floating_point:
+        if mode == "bicubic":
+            out = out.clamp(0, 255)
+        out = out.round()
+    return out.to(t.dtype)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_resize_tensor_matches_torch(mode, antialias):
+    rng = np.random.default_rng(2)
+    for H, W, oh, ow in [(7, 9, 3, 4), (5, 5, 12, 7), (16, 10, 5, 23), (1, 8, 3, 2), (9, 3, 1, 1)]:
+        x = rng.random((2, H, W))
+        for dtype in (np.float32, np.float64):
+            a = x.astype(dtype)
+            out = Resize((oh, ow), mode, antialias=antialias)(ember.from_numpy(a))
+            ref = tv_resize_tensor(torch.from_numpy(a), (oh, ow), mode, antialias)
+            assert out.numpy().dtype == dtype and out.shape == (2, oh, ow)
+            tol = 2e-6 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=0, atol=tol)
+
+
+def test_resize_tensor_big_downscale_batch_and_dtypes():
+    rng = np.random.default_rng(3)
+    x = rng.random((2, 3, 60, 45)).astype(np.float32)
+    out = Resize(16)(ember.from_numpy(x))  # smaller edge 45 -> 16, 60 -> int(16 * 60 / 45) = 21
+    ref = tv_resize_tensor(torch.from_numpy(x), (21, 16), "bilinear", True)
+    assert out.shape == (2, 3, 21, 16)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=5e-6)
+    u8 = rng.integers(0, 256, (3, 13, 17), dtype=np.uint8)
+    for mode in ("bilinear", "bicubic"):
+        got = Resize((6, 20), mode)(ember.from_numpy(u8))
+        want = tv_resize_tensor(torch.from_numpy(u8), (6, 20), mode, True)
+        assert got.dtype == ember.uint8
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if mode == "bilinear":  # torchvision's CPU uint8 fast path: torch's own kernel, off by 1
+            native = torch.nn.functional.interpolate(
+                torch.from_numpy(u8)[None], size=(6, 20), mode=mode, antialias=True
+            )[0]
+            assert np.abs(got.numpy().astype(int) - native.numpy()).max() <= 1
+    half = Resize((4, 4))(ember.from_numpy(x[0, :1].astype(np.float16)))
+    assert half.dtype == ember.float16
+    np.testing.assert_allclose(
+        half.numpy(),
+        tv_resize_tensor(torch.from_numpy(x[0, :1]), (4, 4), "bilinear", True),
+        atol=1e-3,
+    )
+    grey = Resize((2, 3))(ember.from_numpy(x[0, 0]))  # HxW tensors too
+    assert grey.shape == (2, 3)
+
+
+def test_resize_by_hand():
+    x = ember.arange(16.0).reshape(1, 4, 4)
+    # plain bilinear halving averages 2x2 blocks
+    assert Resize(2, antialias=False)(x).tolist() == [[[2.5, 4.5], [10.5, 12.5]]]
+    # antialiased halving: support 2 input pixels, weights 3/7, 3/7, 1/7 around the centre
+    w = np.array([3, 3, 1, 0]) / 7
+    m = np.stack([w, w[::-1]])
+    np.testing.assert_allclose(
+        Resize(2)(x).numpy()[0], m @ np.arange(16.0).reshape(4, 4) @ m.T, rtol=1e-6
+    )
+    # doubling a 1-pixel-wide row: bilinear repeats it, nearest picks the same pixel
+    row = ember.tensor([[[1.0, 3.0]]])
+    assert Resize((1, 4), antialias=False)(row).tolist() == [[[1.0, 1.5, 2.5, 3.0]]]
+    assert Resize((1, 4), "nearest")(row).tolist() == [[[1.0, 1.0, 3.0, 3.0]]]
+
+
+@pytest.mark.parametrize(
+    "hw, size, max_size, want",
+    [
+        ((4, 6), 2, None, (2, 3)),
+        ((6, 4), [2], None, (3, 2)),
+        ((5, 7), 3, None, (3, 4)),  # int(3 * 7 / 5) = 4
+        ((7, 5), 3, None, (4, 3)),
+        ((5, 5), 3, None, (3, 3)),
+        ((10, 40), 5, 12, (3, 12)),  # long edge capped at 12: short int(12 * 5 / 20) = 3
+        ((10, 40), 5, 30, (5, 20)),
+        ((10, 40), None, 8, (2, 8)),
+        ((4, 6), (3, 5), None, (3, 5)),
+    ],
+)
+def test_resize_output_size(hw, size, max_size, want):
+    out = Resize(size, max_size=max_size)(np.zeros(hw, np.uint8))
+    assert out.shape == want
+    assert Resize(size, max_size=max_size)(ember.zeros(1, *hw)).shape == (1, *want)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "box", "hamming", "lanczos"])
+def test_resize_array_and_pil_match_pillow(mode):
+    from PIL import Image
+
+    filt = {
+        "nearest": Image.NEAREST,
+        "bilinear": Image.BILINEAR,
+        "bicubic": Image.BICUBIC,
+        "box": Image.BOX,
+        "hamming": Image.HAMMING,
+        "lanczos": Image.LANCZOS,
+    }[mode]
+    rgb = uint8_image((13, 17, 3))
+    want = np.asarray(Image.fromarray(rgb).resize((20, 6), filt))
+    got = Resize((6, 20), mode)(rgb)
+    assert got.dtype == np.uint8 and got.shape == (6, 20, 3)
+    np.testing.assert_array_equal(got, want)  # channel by channel as L == Pillow's RGB
+    pil = Resize((6, 20), mode)(Image.fromarray(rgb))
+    assert isinstance(pil, Image.Image) and pil.mode == "RGB"
+    np.testing.assert_array_equal(np.asarray(pil), want)
+    grey = rgb[:, :, 0]
+    np.testing.assert_array_equal(
+        Resize((6, 20), mode)(grey), np.asarray(Image.fromarray(grey).resize((20, 6), filt))
+    )
+    # float arrays: mode F per channel, dtype kept
+    f = np.random.default_rng(4).random((13, 17, 2))
+    got = Resize((6, 20), mode)(f)
+    assert got.dtype == np.float64 and got.shape == (6, 20, 2)
+    for c in range(2):
+        ref = np.asarray(Image.fromarray(f[:, :, c].astype(np.float32)).resize((20, 6), filt))
+        np.testing.assert_array_equal(got[:, :, c], ref)
+
+
+def test_resize_integer_arrays_and_identity():
+    from PIL import Image
+
+    a = np.array([[0, 1000], [3000, -7]], np.int16)
+    got = Resize((3, 3))(a)
+    ref = np.asarray(Image.fromarray(a.astype(np.float32)).resize((3, 3), Image.BILINEAR))
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(got, np.round(ref).astype(np.int16))
+    img = uint8_image((4, 6))
+    assert Resize(4)(img) is img  # already the right size: returned as is (torchvision)
+    t = ember.zeros(1, 4, 6)
+    assert Resize((4, 6))(t) is t
+    pil = Image.fromarray(img)
+    assert Resize(4)(pil) is pil
+
+
+def test_resize_grad_matches_torch():
+    x = np.random.default_rng(5).random((2, 6, 9))
+    w = np.random.default_rng(6).random((2, 4, 5))
+    for mode, aa in [("bilinear", True), ("bicubic", False), ("nearest", False)]:
+        ex = ember.tensor(x, requires_grad=True)
+        (Resize((4, 5), mode, antialias=aa)(ex) * ember.tensor(w)).sum().backward()
+        tx = torch.tensor(x, requires_grad=True)
+        (tv_resize_tensor(tx, (4, 5), mode, aa) * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), atol=1e-12)
+    x32 = ember.ones(1, 4, 4, requires_grad=True)
+    out = Resize(2)(x32)
+    assert out.dtype == ember.float32 and out.requires_grad
+    np.testing.assert_allclose(out.detach().numpy(), 1.0, rtol=1e-6)
+
+
+def test_resize_in_a_pipeline_batches_different_sizes():
+    images = [uint8_image(s, seed=k) for k, s in enumerate([(8, 12, 3), (10, 10, 3), (5, 9, 3)])]
+    t = Compose([Resize(6), CenterCrop(6), ToTensor()])
+    batch = ember.stack([t(im) for im in images])
+    assert batch.shape == (3, 3, 6, 6) and batch.dtype == ember.float32
+
+
+def test_resize_errors_and_repr():
+    with pytest.raises(TransformError, match=r"size must be an int or a sequence of 1 or 2 ints"):
+        Resize((1, 2, 3))
+    with pytest.raises(TransformError, match=r"size must be positive, got 0"):
+        Resize(0)
+    with pytest.raises(TransformError, match=r"size can only be None if max_size is also set"):
+        Resize(None)
+    with pytest.raises(TransformError, match=r"max_size should only be passed if size specifies"):
+        Resize((2, 3), max_size=5)
+    with pytest.raises(TransformError, match=r"max_size = 2 must be strictly greater"):
+        Resize(3, max_size=2)
+    with pytest.raises(TransformError, match=r"interpolation must be one of nearest, .*'cubic'"):
+        Resize(3, interpolation="cubic")
+    with pytest.raises(TransformError, match=r"'lanczos' works on Pillow images and arrays only"):
+        Resize(3, interpolation="lanczos")(ember.zeros(1, 4, 4))
+    with pytest.raises(ShapeError, match=r"Resize: expected an HxW or HxWxC image"):
+        Resize(3)(np.zeros(4))
+    with pytest.raises(ShapeError, match=r"expected a tensor image of size \(..., H, W\)"):
+        Resize(3)(ember.zeros(4))
+    with pytest.raises(DTypeError, match=r"Resize: expected a tensor, ndarray or Pillow image"):
+        Resize(3)([[1]])
+    with pytest.raises(DTypeError, match=r"Resize: cannot resize an array of dtype bool"):
+        Resize(3)(np.zeros((2, 2), bool))
+    with pytest.raises(DTypeError, match=r"Resize: cannot resize a tensor of dtype ember.bool"):
+        Resize(3)(ember.zeros(1, 2, 2, dtype=ember.bool))
+    with pytest.raises(
+        ShapeError,
+        match=r"image of size \(1, 1000\) to size=100 \(max_size=101\) gives an empty image "
+        r"\(0, 101\)",
+    ):
+        Resize(100, max_size=101)(np.zeros((1, 1000), np.uint8))
+    with pytest.raises(ShapeError, match=r"cannot resize an empty image of size \(0, 3\)"):
+        Resize(2)(np.zeros((0, 3), np.uint8))
+    assert (
+        repr(Resize(32)) == "Resize(size=32, interpolation=bilinear, max_size=None, antialias=True)"
+    )
+    assert (
+        repr(Resize([8, 9], "nearest", antialias=False))
+        == "Resize(size=[8, 9], interpolation=nearest, max_size=None, antialias=False)"
+    )
+
+
+# -- CenterCrop ---------------------------------------------------------------------------------
+
+
+def tv_center_crop(t: torch.Tensor, size) -> torch.Tensor:
+    """torchvision.transforms.functional.center_crop, written out."""
+    th, tw = size
+    h, w = t.shape[-2:]
+    if tw > w or th > h:
+        ltrb = [
+            (tw - w) // 2 if tw > w else 0,
+            (th - h) // 2 if th > h else 0,
+            (tw - w + 1) // 2 if tw > w else 0,
+            (th - h + 1) // 2 if th > h else 0,
+        ]
+        t = tv_pad(t, ltrb, 0, "constant")
+        h, w = t.shape[-2:]
+        if (th, tw) == (h, w):
+            return t
+    top = int(round((h - th) / 2.0))
+    left = int(round((w - tw) / 2.0))
+    return t[..., top : top + th, left : left + tw]
+
+
+def test_center_crop_matches_torchvision():
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        h, w, th, tw = (int(v) for v in rng.integers(1, 9, 4))
+        chw = rng.integers(1, 256, (3, h, w)).astype(np.uint8)
+        ref = tv_center_crop(torch.from_numpy(chw), (th, tw)).numpy()
+        out = CenterCrop((th, tw))(ember.from_numpy(chw))
+        np.testing.assert_array_equal(out.numpy(), ref)
+        assert not np.shares_memory(out.numpy(), chw)
+        hwc = np.ascontiguousarray(chw.transpose(1, 2, 0))
+        np.testing.assert_array_equal(CenterCrop((th, tw))(hwc), ref.transpose(1, 2, 0))
+        np.testing.assert_array_equal(CenterCrop((th, tw))(hwc[:, :, 0]), ref[0])
+        pil = CenterCrop((th, tw))(Image.fromarray(hwc))
+        assert isinstance(pil, Image.Image) and pil.size == (tw, th)
+        np.testing.assert_array_equal(np.asarray(pil), ref.transpose(1, 2, 0))
+
+
+def test_center_crop_by_hand():
+    x = np.arange(7)[None, :]
+    assert CenterCrop((1, 2))(x).tolist() == [[2, 3]]  # round(2.5) = 2: half to even
+    assert CenterCrop((1, 2))(x[:, :5]).tolist() == [[2, 3]]  # round(1.5) = 2
+    assert CenterCrop((1, 3))(x[:, :4]).tolist() == [[0, 1, 2]]  # round(0.5) = 0
+    # larger than the image: (4 - 1) // 2 = 1 zero above, 2 below
+    assert CenterCrop((4, 1))(np.array([[5]])).tolist() == [[0], [5], [0], [0]]
+    # one side larger, the other cropped
+    assert CenterCrop((3, 1))(np.array([[1, 2, 3]])).tolist() == [[0], [2], [0]]
+    assert CenterCrop([2])(np.arange(16).reshape(4, 4)).tolist() == [[5, 6], [9, 10]]
+    batch = ember.arange(32.0).reshape(2, 1, 4, 4)
+    assert CenterCrop(2)(batch).tolist() == [
+        [[[5.0, 6.0], [9.0, 10.0]]],
+        [[[21.0, 22.0], [25.0, 26.0]]],
+    ]
+
+
+def test_center_crop_pil_palette_and_grad():
+    from PIL import Image
+
+    pal = Image.fromarray(np.array([[1, 2], [3, 1]], np.uint8), mode="L").convert("P")
+    out = CenterCrop(4)(pal)
+    assert out.mode == "P" and out.getpalette() == pal.getpalette()
+    assert np.asarray(out)[1:3, 1:3].tolist() == np.asarray(pal).tolist()
+    x = ember.tensor([[[1.0, 2.0, 3.0]]], requires_grad=True)
+    out = CenterCrop((3, 1))(x)
+    assert out.tolist() == [[[0.0], [2.0], [0.0]]]
+    (out * 5).sum().backward()
+    assert x.grad.tolist() == [[[0.0, 5.0, 0.0]]]
+
+
+def test_center_crop_errors_and_repr():
+    with pytest.raises(TransformError, match=r"CenterCrop: size must be an int or a sequence"):
+        CenterCrop((1, 2, 3))
+    with pytest.raises(TransformError, match=r"CenterCrop: size must be positive"):
+        CenterCrop(0)
+    with pytest.raises(ShapeError, match=r"CenterCrop: expected an HxW or HxWxC image"):
+        CenterCrop(1)(np.zeros(3))
+    with pytest.raises(ShapeError, match=r"CenterCrop: expected a tensor image"):
+        CenterCrop(1)(ember.zeros(3, requires_grad=True))
+    with pytest.raises(DTypeError, match=r"CenterCrop: expected a tensor, ndarray or Pillow"):
+        CenterCrop(1)([[1]])
+    assert repr(CenterCrop(224)) == "CenterCrop(size=(224, 224))"
+    assert repr(CenterCrop((3, 4))) == "CenterCrop(size=(3, 4))"
+
+
+def test_image_folder_info_size_with_resize(tmp_path):
+    """ImageFolder's info gives the most common raw size; Resize + CenterCrop make the images of
+    different sizes batchable."""
+    from PIL import Image
+
+    from ember.data.datasets import ImageFolder
+
+    sizes = {"a": [(6, 4), (6, 4), (5, 9)], "b": [(6, 4), (3, 3)]}  # Pillow (w, h)
+    for cls, whs in sizes.items():
+        (tmp_path / cls).mkdir()
+        for k, wh in enumerate(whs):
+            Image.new("RGB", wh, (k * 40, 10, 200)).save(tmp_path / cls / f"{k}.png")
+    t = Compose([Resize(4), CenterCrop(4), ToTensor()])
+    ds = ImageFolder(tmp_path, transform=t)
+    assert ds.info.image_size == (4, 6)  # (h, w) of the three 6x4 images
+    x, y = next(iter(DataLoader(ds, batch_size=5)))
+    assert x.shape == (5, 3, 4, 4) and y.tolist() == [0, 0, 0, 1, 1]

@@ -307,13 +307,13 @@ case(
 
 
 # -- the runner -------------------------------------------------------------------------------
-def _tensors(arrays, diff, lib):
+def _tensors(arrays, diff, lib, device="cpu"):
     out = []
     for i, a in enumerate(arrays):
         if a is None:
             out.append(None)
             continue
-        t = lib.tensor(a) if lib is ember else torch.from_numpy(np.array(a))
+        t = lib.tensor(a, device=device) if lib is ember else torch.from_numpy(np.array(a))
         if i in diff and a.dtype.kind == "f":
             t.requires_grad_(True)
         out.append(t)
@@ -321,12 +321,12 @@ def _tensors(arrays, diff, lib):
 
 
 def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().cpu().numpy()
 
 
-def run_both(c: LossCase, dtype: str):
+def run_both(c: LossCase, dtype: str, device: str = "cpu"):
     arrays = c.make(np.random.default_rng(0), dtype)
-    e_in, t_in = _tensors(arrays, c.diff, ember), _tensors(arrays, c.diff, torch)
+    e_in, t_in = _tensors(arrays, c.diff, ember, device), _tensors(arrays, c.diff, torch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e_out = c.fn(ember.nn.functional, *e_in)
@@ -336,8 +336,9 @@ def run_both(c: LossCase, dtype: str):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("c", CASES, ids=repr)
-def test_loss_matches_torch(c: LossCase, dtype: str):
-    arrays, e_in, t_in, e_out, t_out = run_both(c, dtype)
+def test_loss_matches_torch(c: LossCase, dtype: str, device: str):
+    arrays, e_in, t_in, e_out, t_out = run_both(c, dtype, device)
+    assert e_out.device.type == ember.device(device).type
     tol = TOL[dtype]
     assert str(e_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1]
     assert tuple(e_out.shape) == tuple(t_out.shape)
@@ -347,7 +348,7 @@ def test_loss_matches_torch(c: LossCase, dtype: str):
     g = np.random.default_rng(1).standard_normal(tuple(t_out.shape)).astype(dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        e_out.backward(ember.tensor(g))
+        e_out.backward(ember.tensor(g, device=device))
         t_out.backward(torch.from_numpy(g))
     for i, (e, t) in enumerate(zip(e_in, t_in)):
         if t is None or not t.requires_grad:
@@ -355,5 +356,5 @@ def test_loss_matches_torch(c: LossCase, dtype: str):
         assert (e.grad is None) == (t.grad is None), f"input {i}"
         if t.grad is not None:
             np.testing.assert_allclose(
-                e.grad.numpy(), t.grad.numpy(), equal_nan=True, err_msg=f"input {i}", **tol
+                _np(e.grad), t.grad.numpy(), equal_nan=True, err_msg=f"input {i}", **tol
             )

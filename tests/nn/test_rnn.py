@@ -35,9 +35,9 @@ def _pair(name, dtype="float64", *args, **kwargs):
     return tm, em
 
 
-def _leaves(arrays):
+def _leaves(arrays, device="cpu"):
     ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    es = [ember.tensor(a, requires_grad=True) for a in arrays]
+    es = [ember.tensor(a, requires_grad=True, device=device) for a in arrays]
     return ts, es
 
 
@@ -49,21 +49,24 @@ def _flat(out):
 
 
 def _close(e, t, tol, what):
-    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), err_msg=what, **tol)
+    np.testing.assert_allclose(e.detach().cpu().numpy(), t.detach().numpy(), err_msg=what, **tol)
 
 
 def _check(tm, em, t_in, e_in, call, dtype, rng):
     """Forward both, compare outputs; backward random cotangents, compare every gradient."""
     tol = TOL[dtype]
+    device = e_in[0].device
+    if device.type != "cpu":  # another summation order on the GPU
+        tol = dict(rtol=max(tol["rtol"], 1e-7), atol=max(tol["atol"], 1e-8))
     t_outs, e_outs = _flat(call(tm, t_in)), _flat(call(em, e_in))
     assert len(t_outs) == len(e_outs)
     for i, (e, t) in enumerate(zip(e_outs, t_outs)):
         assert tuple(e.shape) == tuple(t.shape), (i, e.shape, t.shape)
-        assert e.dtype == getattr(ember, dtype)
+        assert e.dtype == getattr(ember, dtype) and e.device == device
         _close(e, t, tol, f"output {i}")
     cots = [rng.standard_normal(tuple(t.shape)).astype(dtype) for t in t_outs]
     sum((t * torch.tensor(c)).sum() for t, c in zip(t_outs, cots)).backward()
-    sum((e * ember.tensor(c)).sum() for e, c in zip(e_outs, cots)).backward()
+    sum((e * ember.tensor(c, device=device)).sum() for e, c in zip(e_outs, cots)).backward()
     for i, (e, t) in enumerate(zip(e_in, t_in)):
         _close(e.grad, t.grad, tol, f"grad of input {i}")
     for (tn, tp), (en, ep) in zip(tm.named_parameters(), em.named_parameters()):
@@ -100,6 +103,7 @@ def _run_case(
     batched=True,
     proj_size=0,
     steps=T,
+    device="cpu",
 ):
     rng = np.random.default_rng(0)
     name, kw = _rnn_kwargs(mode)
@@ -116,6 +120,7 @@ def _run_case(
         bidirectional=bidir,
         **kw,
     )
+    em.to(device)
     d = 2 if bidir else 1
     h_out = proj_size or H
     if batched:
@@ -135,7 +140,7 @@ def _run_case(
             return m(ins[0])
         return m(ins[0], ins[1] if len(ins) == 2 else (ins[1], ins[2]))
 
-    t_in, e_in = _leaves(arrays)
+    t_in, e_in = _leaves(arrays, device)
     _check(tm, em, t_in, e_in, call, dtype, rng)
 
 
@@ -143,13 +148,13 @@ def _run_case(
     "config", CONFIGS, ids=lambda c: "L{}-bi{:d}-bf{:d}-h0{:d}-b{:d}".format(*c)
 )
 @pytest.mark.parametrize("mode", MODES)
-def test_rnn_matches_torch_float64(mode, config):
-    _run_case(mode, *config)
+def test_rnn_matches_torch_float64(mode, config, device):
+    _run_case(mode, *config, device=device)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_rnn_matches_torch_float32(mode):
-    _run_case(mode, 2, True, True, True, True, dtype="float32")
+def test_rnn_matches_torch_float32(mode, device):
+    _run_case(mode, 2, True, True, True, True, dtype="float32", device=device)
 
 
 @pytest.mark.parametrize("with_state", [False, True])

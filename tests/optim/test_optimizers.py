@@ -29,52 +29,68 @@ def _loss(mod, w, b, x):
     return ((mod.tanh(x @ w) * b).sum() ** 2) / 10 + (w * w).sum()
 
 
-def _run(mod, name, kwargs, arrays, steps, dtype):
+def _run(mod, name, kwargs, arrays, steps, dtype, device="cpu"):
     w0, b0, x0 = arrays
-    w = mod.tensor(w0.astype(dtype), requires_grad=True)
-    b = mod.tensor(b0.astype(dtype), requires_grad=True)
-    x = mod.tensor(x0.astype(dtype))
+    w = mod.tensor(w0.astype(dtype), requires_grad=True, device=device)
+    b = mod.tensor(b0.astype(dtype), requires_grad=True, device=device)
+    x = mod.tensor(x0.astype(dtype), device=device)
     opt = getattr(mod.optim, name)([w, b], **kwargs)
     for _ in range(steps):
         opt.zero_grad()
         _loss(mod, w, b, x).backward()
         opt.step()
-    return w.detach().numpy().copy(), b.detach().numpy().copy(), opt
+    if mod is ember:
+        _check_on(device, w, b, opt)
+    return w.detach().cpu().numpy().copy(), b.detach().cpu().numpy().copy(), opt
+
+
+def _check_on(device, *tensors_and_opts):
+    """Parameters and the optimizer's tensor state stay on ``device``."""
+    want = ember.device(device).type
+    for x in tensors_and_opts:
+        if isinstance(x, ember.Tensor):
+            assert x.device.type == want
+            continue
+        for st in x.state.values():
+            for v in st.values():
+                if isinstance(v, ember.Tensor) and v.ndim:
+                    assert v.device.type == want, v
 
 
 @pytest.mark.parametrize(
     "name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)]
 )
 @pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 1e-5)])
-def test_matches_torch(name, kwargs, dtype, tol):
+def test_matches_torch(name, kwargs, dtype, tol, device):
     rng = np.random.default_rng(0)
     arrays = (rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((5, 4)))
-    ew, eb, _ = _run(ember, name, kwargs, arrays, 6, dtype)
+    ew, eb, _ = _run(ember, name, kwargs, arrays, 6, dtype, device)
     tw, tb, _ = _run(torch, name, kwargs, arrays, 6, dtype)
     np.testing.assert_allclose(ew, tw, rtol=tol, atol=tol)
     np.testing.assert_allclose(eb, tb, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS[1::3], ids=lambda v: str(v))
-def test_state_dict_round_trip_continues_identically(name, kwargs):
+def test_state_dict_round_trip_continues_identically(name, kwargs, device):
     rng = np.random.default_rng(1)
     arrays = (rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((5, 4)))
-    _, _, opt = _run(ember, name, kwargs, arrays, 3, np.float64)
+    _, _, opt = _run(ember, name, kwargs, arrays, 3, np.float64, device)
     sd = opt.state_dict()
     assert sorted(sd) == ["param_groups", "state"]
     assert sd["param_groups"][0]["params"] == [0, 1]
     w = opt.param_groups[0]["params"][0]
     b = opt.param_groups[0]["params"][1]
-    w2 = ember.tensor(w.detach().numpy().copy(), requires_grad=True)
-    b2 = ember.tensor(b.detach().numpy().copy(), requires_grad=True)
+    w2 = w.detach().clone().requires_grad_()
+    b2 = b.detach().clone().requires_grad_()
     opt2 = getattr(ember.optim, name)([w2, b2], **kwargs)
     opt2.load_state_dict(sd)
-    x = ember.tensor(arrays[2])
+    x = ember.tensor(arrays[2], device=device)
     for o, ww, bb in ((opt, w, b), (opt2, w2, b2)):
         o.zero_grad()
         _loss(ember, ww, bb, x).backward()
         o.step()
-    np.testing.assert_array_equal(w.detach().numpy(), w2.detach().numpy())
+    _check_on(device, w2, b2, opt2)
+    np.testing.assert_array_equal(w.detach().cpu().numpy(), w2.detach().cpu().numpy())
 
 
 def test_step_count_is_a_float_tensor_in_state_dict_like_torch():

@@ -17,14 +17,19 @@ def _pair(make):
     return a, b
 
 
+def _host(t):
+    return t.detach().cpu().numpy()
+
+
 def _same_state(m1, m2, grads=True):
     for (name, t1), t2 in zip(m1.state_dict().items(), m2.state_dict().values()):
-        np.testing.assert_allclose(t2.numpy(), t1.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+        assert t2.device == t1.device, name
+        np.testing.assert_allclose(_host(t2), _host(t1), rtol=1e-5, atol=1e-6, err_msg=name)
     if grads:
         for p1, p2 in zip(m1.parameters(), m2.parameters()):
             assert (p1.grad is None) == (p2.grad is None)
             if p1.grad is not None:
-                np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(_host(p2.grad), _host(p1.grad), rtol=1e-5, atol=1e-6)
 
 
 def _train_step(model, opt, x, y, loss_fn):
@@ -35,14 +40,18 @@ def _train_step(model, opt, x, y, loss_fn):
     return loss
 
 
-def _check_training(make, make_opt, batches, loss_fn):
+def _check_training(make, make_opt, batches, loss_fn, device="cpu"):
     m1, m2 = _pair(make)
+    m1.to(device)
+    m2.to(device)
     o1, o2 = make_opt(m1.parameters()), make_opt(m2.parameters())
     step = ember.compile(_train_step)
     for x, y in batches:
+        x, y = x.to(device), y.to(device)
         want = _train_step(m1, o1, x, y, loss_fn)
         got = step(m2, o2, x, y, loss_fn)
-        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5)
+        assert got.device == want.device == ember.device(device)
+        np.testing.assert_allclose(_host(got), _host(want), rtol=1e-5)
         _same_state(m1, m2)
     assert step.traces == 1
     return step
@@ -59,18 +68,19 @@ def _batches(n, xshape, classes, rng=None):
     ]
 
 
-def test_mlp_adam_matches_eager():
+def test_mlp_adam_matches_eager(device):
     step = _check_training(
         lambda: nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)),
         lambda p: ember.optim.Adam(p, lr=0.01),
         _batches(4, (6, 8), 4),
         F.cross_entropy,
+        device,
     )
     text = str(step.graph)
     assert "AdamUpdate" not in text and "OptimizerUpdate(" in text and "Assign(" in text
 
 
-def test_cnn_batchnorm_sgd_momentum_matches_eager():
+def test_cnn_batchnorm_sgd_momentum_matches_eager(device):
     _check_training(
         lambda: nn.Sequential(
             nn.Conv2d(3, 4, 3, padding=1),
@@ -83,10 +93,11 @@ def test_cnn_batchnorm_sgd_momentum_matches_eager():
         lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-3),
         _batches(3, (4, 3, 8, 8), 5),
         F.cross_entropy,
+        device,
     )
 
 
-def test_lstm_matches_eager():
+def test_lstm_matches_eager(device):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -105,17 +116,19 @@ def test_lstm_matches_eager():
         )
         for _ in range(3)
     ]
-    _check_training(Net, lambda p: ember.optim.Adam(p, lr=0.01), batches, F.mse_loss)
+    _check_training(Net, lambda p: ember.optim.Adam(p, lr=0.01), batches, F.mse_loss, device)
 
 
-def test_gradient_accumulation_without_zero_grad():
+def test_gradient_accumulation_without_zero_grad(device):
     m1, m2 = _pair(lambda: nn.Linear(3, 2))
+    m1.to(device)
+    m2.to(device)
 
     def accumulate(model, x):
         model(x).sum().backward()
 
     step = ember.compile(accumulate)
-    x = ember.ones(4, 3)
+    x = ember.ones(4, 3, device=device)
     for _ in range(3):  # the first call starts from .grad None, later ones add to it
         accumulate(m1, x)
         step(m2, x)

@@ -4,7 +4,8 @@ Every loss takes ``reduction='none'|'mean'|'sum'`` (kl_div also ``'batchmean'``)
 PyTorch still accepts them, the legacy ``size_average`` / ``reduce`` arguments. Values,
 gradients and result dtypes follow PyTorch; all are composites of ember ops (so they
 differentiate twice) except binary cross-entropy, whose PyTorch gradient needs a primitive
-(``ember.ops.loss``).
+(``ember.ops.loss``). On a GPU, cross-entropy's log-softmax is one fused kernel per row
+(``ember.ops.softmax``) and its target check one device-to-host copy.
 
 >>> import ember
 >>> import ember.nn.functional as F
@@ -15,6 +16,8 @@ tensor(5.)
 from __future__ import annotations
 
 import warnings
+
+import numpy as np
 
 import ember
 
@@ -286,7 +289,11 @@ def _scan_targets(target: Tensor, c: int, ignore_index: int, op: str) -> bool:
     t = target._data
     if t.size == 0:
         return False
-    if int(t.min()) >= 0 and int(t.max()) < c:  # the common case: two reductions, no masks
+    if type(t) is not np.ndarray:  # a GPU: one device-to-host copy for the common case
+        in_range = _scan_targets_gpu(t, c, ignore_index)
+        if in_range is not None:
+            return in_range
+    elif int(t.min()) >= 0 and int(t.max()) < c:  # the common case: two reductions, no masks
         return 0 <= ignore_index < c and bool((t == ignore_index).any())
     ignored = t == ignore_index
     bad = ((t < 0) | (t >= c)) & ~ignored
@@ -296,6 +303,23 @@ def _scan_targets(target: Tensor, c: int, ignore_index: int, op: str) -> bool:
             f"[0, {c}) or ignore_index={ignore_index} (target of shape {list(t.shape)})"
         )
     return bool(ignored.any())
+
+
+def _scan_targets_gpu(t, c: int, ignore_index: int):
+    """``_scan_targets``'s common case on a GPU array with a single transfer to the host (each
+    ``int()`` of a device scalar waits for the GPU): whether ``ignore_index`` occurs, or None
+    when some target is out of [0, c) and the caller must look closer."""
+    from ...backend import cuda, xp_of
+
+    xp = xp_of(t)
+    check = 0 <= ignore_index < c
+    parts = [t.min(), t.max()]
+    if check:
+        parts.append((t == ignore_index).any().astype(t.dtype))
+    lo, hi, *ignored = (int(v) for v in cuda.to_host(xp.stack(parts)))
+    if lo >= 0 and hi < c:
+        return bool(check and ignored[0])
+    return None
 
 
 def _nll(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, op: str):

@@ -8,7 +8,12 @@ a bias row, a 0-d constant) and runs the group's ops as a small program:
 - with numba installed (the ``jit`` extra), as one compiled loop over the elements (see
   ``_jit``: compiled in the background and cached on disk; until it is ready, the NumPy path);
 - otherwise with NumPy ufuncs writing into preallocated buffers (``out=``), reusing a buffer as
-  soon as the value in it is dead, so a chain of *n* ops allocates one array, not *n*.
+  soon as the value in it is dead, so a chain of *n* ops allocates one array, not *n*;
+- on cuda (CuPy), as one ``cupy.ElementwiseKernel`` generated from the same program as CUDA C
+  (``cuda_source``): one launch and one pass over memory instead of *n*; CuPy compiles it once
+  per source and caches it on disk. Same operations as the NumPy path (NaN-propagating
+  max/min/clamp/relu, float constants of the output's type); the GPU may contract a multiply
+  and an add into one FMA, so results can differ from NumPy's in the last bit.
 
 Nodes are not moved across an op that writes state while the graph runs (an optimizer update).
 
@@ -34,6 +39,7 @@ import math
 
 import numpy as np
 
+from ...backend.kernels import fused as _fused
 from ...ops import elementwise as ew
 from ...ops.base import Op, Spec
 from ...ops.linalg import MatMul
@@ -182,6 +188,120 @@ _TABLE = {
     ),
 }
 
+# -- CUDA C statements (cupy.ElementwiseKernel); ``c(value)`` is a literal of the output type -----
+
+
+def _cu_bin(sym):
+    return lambda r, a, c, op: f"{r} = {a[0]} {sym} {a[1]};"
+
+
+def _cu_call(fn):
+    return lambda r, a, c, op: f"{r} = {fn}({a[0]});"
+
+
+def _cu_clamp(r, a, c, op):
+    lines, x = [], a[0]
+    if op.lo is not None:
+        lines.append(f"{r} = ({x} >= {c(op.lo)} || {x} != {x}) ? {x} : {c(op.lo)};")
+        x = r
+    if op.hi is not None:
+        lines.append(f"{r} = ({x} <= {c(op.hi)} || {x} != {x}) ? {x} : {c(op.hi)};")
+        x = r
+    if not lines:
+        lines.append(f"{r} = {x};")
+    return "\n".join(lines)
+
+
+def _cu_pow(r, a, c, op):
+    e = op.exponent
+    if e == 2:
+        return f"{r} = {a[0]} * {a[0]};"
+    if e == 0.5:
+        return f"{r} = sqrt({a[0]});"
+    if e == -1:
+        return f"{r} = {c(1)} / {a[0]};"
+    return f"{r} = pow({a[0]}, {c(e)});"
+
+
+_CUDA = {
+    ew.Add: _cu_bin("+"),
+    ew.Sub: _cu_bin("-"),
+    ew.Mul: _cu_bin("*"),
+    ew.Div: _cu_bin("/"),
+    ew.Neg: lambda r, a, c, op: f"{r} = -{a[0]};",
+    ew.Exp: _cu_call("exp"),
+    ew.Log: _cu_call("log"),
+    ew.Sqrt: _cu_call("sqrt"),
+    ew.Tanh: _cu_call("tanh"),
+    ew.Abs: _cu_call("fabs"),
+    ew.Reciprocal: lambda r, a, c, op: f"{r} = {c(1)} / {a[0]};",
+    ew.Rsqrt: lambda r, a, c, op: f"{r} = {c(1)} / sqrt({a[0]});",
+    ew.Relu: lambda r, a, c, op: f"{r} = !({a[0]} <= {c(0)}) ? {a[0]} : {c(0)};",
+    ew.ReluGrad: lambda r, a, c, op: f"{r} = {a[0]} * ({a[1]} > {c(0)} ? {c(1)} : {c(0)});",
+    ew.Maximum: lambda r, a, c, op: (
+        f"{r} = ({a[0]} >= {a[1]} || {a[0]} != {a[0]}) ? {a[0]} : {a[1]};"
+    ),
+    ew.Minimum: lambda r, a, c, op: (
+        f"{r} = ({a[0]} <= {a[1]} || {a[0]} != {a[0]}) ? {a[0]} : {a[1]};"
+    ),
+    ew.Sigmoid: lambda r, a, c, op: f"{r} = {c(1)} / (exp(-{a[0]}) + {c(1)});",
+    ew.Where: lambda r, a, c, op: f"{r} = {a[0]} ? {a[1]} : {a[2]};",
+    ew.Clamp: _cu_clamp,
+    ew.PowScalar: _cu_pow,
+    ew.Cast: lambda r, a, c, op: f"{r} = ({c.ctype}){a[0]};",
+}
+_CTYPES = {"float32": "float", "float64": "double"}
+_CUDA_INPUTS = {"float32", "float64", "bool"}
+
+
+def _c_literal(value: float, ctype: str) -> str:
+    """``value`` as a CUDA C constant of ``ctype`` (inf and nan from their bit patterns)."""
+    v = float(value)
+    if math.isfinite(v):
+        return f"(({ctype}){v!r})"
+    bits = {math.inf: "0x7ff0000000000000ULL", -math.inf: "0xfff0000000000000ULL"}.get(
+        v, "0x7ff8000000000000ULL"
+    )
+    return f"(({ctype})__longlong_as_double((long long){bits}))"
+
+
+def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
+    """``(in_params, out_params, operation)`` of a ``cupy.ElementwiseKernel`` running
+    ``program`` (see ``FusedElementwise``) on inputs of ``in_dtypes`` into an output of
+    ``dtype``; the kernel broadcasts its inputs as CuPy does.
+
+    >>> from ember.ops.elementwise import ADD, Relu
+    >>> ins, outs, op = cuda_source(((ADD, (0, 1)), (Relu(), (2,))), ["float32"] * 2, "float32")
+    >>> ins, outs
+    ('float32 x0, float32 x1', 'float32 out')
+    >>> print(op)
+    float t0 = x0 + x1;
+    float t1 = !(t0 <= ((float)0.0)) ? t0 : ((float)0.0);
+    out = t1;
+    """
+    n = len(in_dtypes)
+    ctype = _CTYPES[dtype]
+
+    def c(value):
+        return _c_literal(value, ctype)
+
+    c.ctype = ctype
+    lines = []
+    for j, (op, args) in enumerate(program):
+        names = [f"x{a}" if a < n else f"t{a - n}" for a in args]
+        stmt = _CUDA[type(op)](f"t{j}", names, c, op).split("\n")
+        if len(stmt) == 1:
+            lines.append(f"{ctype} {stmt[0]}")
+        else:
+            lines += [f"{ctype} t{j};", *stmt]
+    lines.append(f"out = t{len(program) - 1};")
+    ins = ", ".join(f"{np.dtype(d).name} x{i}" for i, d in enumerate(in_dtypes))
+    return ins, f"{dtype} out", "\n".join(lines)
+
+
+_CUPY_KERNELS: dict = {}
+
+
 # Ops whose forward always returns a new array (never a view or one of its inputs): their
 # output's buffer may be overwritten by its last reader (see ``memory.reuse_buffers``).
 FRESH = {*_TABLE, MatMul}
@@ -244,6 +364,8 @@ class FusedElementwise(Op):
     # -- running ---------------------------------------------------------------------------
     def forward(self, xp, *inputs):
         if xp is not np:
+            if self.dtype in _CTYPES and _fused(xp):
+                return self._run_cupy(xp, inputs)
             return self._generic(xp, inputs)
         k = self._kernel
         if k is None:
@@ -257,6 +379,31 @@ class FusedElementwise(Op):
         for op, args in self.program:
             vals.append(op.forward(xp, *[vals[a] for a in args]))
         return vals[-1]
+
+    def _run_cupy(self, xp, inputs):
+        """One generated ``ElementwiseKernel`` (see ``cuda_source``)."""
+        names = tuple(a.dtype.name for a in inputs)
+        if any(d not in _CUDA_INPUTS for d in names):
+            return self._generic(xp, inputs)
+        key = (id(xp), self.program, names, self.dtype)
+        k = _CUPY_KERNELS.get(key)
+        if k is None:
+            ins, outs, op = cuda_source(self.program, names, self.dtype)
+            k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(ins, outs, op, "ember_fused")
+        out = None
+        if self.reuse >= 0:  # an input that dies here (memory.reuse_buffers): write into it
+            a = inputs[self.reuse]
+            if (
+                a.base is None
+                and a.flags.c_contiguous
+                and a.shape == self.shape
+                and a.dtype == self.dtype
+            ):
+                out = a
+        if out is None:
+            out = xp.empty(self.shape, self.dtype)
+        k(*inputs, out)
+        return out
 
     def _out_buffer(self, inputs):
         if self.reuse >= 0:

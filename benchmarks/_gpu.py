@@ -1,0 +1,73 @@
+"""What the GPU benchmarks share: the ``--device`` argument, the no-GPU exit, synchronized
+timing (``best_of`` over chunks of steps that end with each library's own synchronize).
+
+GPU work is asynchronous: a step returns when its kernels are queued. So each timed unit is
+``steps`` calls followed by a synchronize of that library's device, and the per-step time is
+the chunk's time divided by ``steps``; libraries still take turns, best of ``repeats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from _timing import best_of
+
+
+def gpu_args(description: str, steps: int, repeats: int, **extra) -> argparse.Namespace:
+    """``--device`` (cuda; ``cpu`` for a smoke run), ``--steps``, ``--repeats``, ``--profile``
+    and the script's ``extra`` options (name -> dict of ``add_argument`` keywords)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--device", default="cuda", help="cuda (default) or cpu (smoke run)")
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--profile", action="store_true", help="cProfile ember's step")
+    for name, kw in extra.items():
+        parser.add_argument(name, **kw)
+    return parser.parse_args()
+
+
+def require_device(device: str):
+    """``(ember, torch)`` after checking that both see ``device``; exits with a message (status
+    2) when there is no GPU for a cuda run."""
+    import torch
+
+    import ember
+
+    if device.startswith("cuda"):
+        if not ember.cuda.is_available():
+            raise SystemExit(
+                "no GPU for ember: ember.cuda.is_available() is False (no CuPy or no device); "
+                "install ember[cuda12] on a machine with an NVIDIA GPU, or run with "
+                "--device cpu --steps 2 for a smoke run"
+            )
+        if not torch.cuda.is_available():
+            raise SystemExit(
+                "no GPU for PyTorch: torch.cuda.is_available() is False (a CPU-only torch?); "
+                "the comparison needs PyTorch with CUDA"
+            )
+    return ember, torch
+
+
+def synchronizers(device: str, ember, torch):
+    """``(ember_sync, torch_sync)``: wait for each library's queued GPU work (no-ops on cpu)."""
+    if not device.startswith("cuda"):
+        return (lambda: None), (lambda: None)
+    return ember.cuda.synchronize, torch.cuda.synchronize
+
+
+def chunked(step, sync, steps: int):
+    """A callable running ``step`` ``steps`` times and then ``sync()``."""
+
+    def run():
+        for _ in range(steps):
+            step()
+        sync()
+
+    return run
+
+
+def best_per_step(runs: dict, syncs: dict, steps: int, repeats: int) -> dict:
+    """``{name: best seconds per step}``, timing chunks of ``steps`` steps, turns alternating."""
+    chunks = {name: chunked(step, syncs[name], steps) for name, step in runs.items()}
+    best = best_of(chunks, repeats, 1)
+    return {name: t / steps for name, t in best.items()}

@@ -1,0 +1,181 @@
+"""ResNet-18 training throughput on the GPU: ember vs PyTorch eager, float32 and bfloat16.
+
+``ember.models.resnet18(num_classes=10)`` (torchvision's layout: 7x7 stride-2 stem, max pool,
+BasicBlock [2, 2, 2, 2]) against the same architecture written in PyTorch below (no
+torchvision needed), on 3x32x32 images, batch 256: ``cross_entropy``, ``backward``, SGD
+(lr 0.1, momentum 0.9, weight decay 5e-4), BatchNorm in training mode. Both start from the
+same weights (PyTorch's, copied through ``state_dict``) and data; the first losses are checked
+to agree before timing. bfloat16 casts the model and the images (no autocast in ember: both
+libraries train fully in bfloat16). ember runs eagerly and, with ``--compiled``, also as one
+``ember.compile`` step (a CUDA graph). Chunks of steps end with a synchronize; runs
+alternate; best of repeats.
+
+Prints images/s of each and ember / PyTorch throughput (target >= 0.7x). Without a GPU it
+exits with a message; ``--device cpu --steps 2`` is a (slow-ish) smoke run with batch 8.
+
+    python benchmarks/gpu_resnet18.py [--steps 20] [--repeats 3] [--batch 256]
+        [--dtypes float32,bfloat16] [--compiled] [--device cuda]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _gpu import best_per_step, gpu_args, require_device, synchronizers  # noqa: E402
+from _timing import profile  # noqa: E402
+
+CLASSES = 10
+
+
+def torch_resnet18(torch):
+    """torchvision's ResNet-18 (same parameter names and initialization as ember.models)."""
+    nn = torch.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inplanes, planes, stride=1, downsample=None):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = downsample
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + identity)
+
+    class ResNet18(nn.Module):
+        def __init__(self, num_classes):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            self.layer1 = self._layer(64, 1)
+            self.layer2 = self._layer(128, 2)
+            self.layer3 = self._layer(256, 2)
+            self.layer4 = self._layer(512, 2)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(512, num_classes)
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+        def _layer(self, planes, stride):
+            down = None
+            if stride != 1 or self.inplanes != planes:
+                down = nn.Sequential(
+                    nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
+                    nn.BatchNorm2d(planes),
+                )
+            blocks = [BasicBlock(self.inplanes, planes, stride, down), BasicBlock(planes, planes)]
+            self.inplanes = planes
+            return nn.Sequential(*blocks)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
+    return ResNet18(CLASSES)
+
+
+def build(lib, model, data, device: str, dtype_name: str):
+    dtype = getattr(lib, dtype_name)
+    model.to(device)
+    if dtype_name != "float32":
+        model.to(dtype)
+    model.train()
+    opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    x = lib.from_numpy(data[0].copy()).to(device).to(dtype)
+    y = lib.from_numpy(data[1].copy()).to(device)
+    ce = lib.nn.functional.cross_entropy
+
+    def step():
+        opt.zero_grad()
+        loss = ce(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def main() -> None:
+    args = gpu_args(
+        __doc__.splitlines()[0],
+        steps=20,
+        repeats=3,
+        **{
+            "--batch": {"type": int, "default": None, "help": "256 on cuda, 8 on cpu"},
+            "--dtypes": {"default": "float32,bfloat16"},
+            "--compiled": {"action": "store_true", "help": "also time ember.compile"},
+        },
+    )
+    ember, torch = require_device(args.device)
+    dev = args.device
+    batch = args.batch or (256 if dev.startswith("cuda") else 8)
+    rng = np.random.default_rng(0)
+    data = (
+        rng.standard_normal((batch, 3, 32, 32)).astype(np.float32),
+        rng.integers(0, CLASSES, batch).astype(np.int64),
+    )
+    esync, tsync = synchronizers(dev, ember, torch)
+    name = torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu"
+    print(f"ResNet-18 training step, 3x32x32, batch {batch}, SGD momentum, device {dev} ({name})")
+    for dtype_name in args.dtypes.split(","):
+        torch.manual_seed(0)
+        tmodel = torch_resnet18(torch)
+        state = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+
+        def ember_model(state=state):
+            from ember.models import resnet18
+
+            m = resnet18(num_classes=CLASSES)
+            m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
+            return m
+
+        tstep = build(torch, tmodel, data, dev, dtype_name)
+        estep = build(ember, ember_model(), data, dev, dtype_name)
+        tol = 2e-2 if dtype_name == "float32" else 1e-1
+        for i in range(2):
+            le, lt = float(estep().item()), float(tstep().item())
+            if not abs(le - lt) <= tol * max(abs(lt), 1.0):
+                raise SystemExit(f"{dtype_name} step {i}: ember loss {le}, torch {lt}: differ")
+        runs = {"torch eager": tstep, "ember eager": estep}
+        syncs = {"torch eager": tsync, "ember eager": esync}
+        how = ""
+        if args.compiled:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                cstep = ember.compile(build(ember, ember_model(), data, dev, dtype_name))
+                for _ in range(3):  # warm-up, capture, a replay
+                    cstep()
+            runner = cstep._latest.runner
+            how = "no graph" if runner is None or runner.disabled else "CUDA graph"
+            how += "".join(f"; warning: {w.message}" for w in caught)
+            runs["ember compiled"] = cstep
+            syncs["ember compiled"] = esync
+        if args.profile:
+            profile(estep, args.steps, 25)
+        best = best_per_step(runs, syncs, args.steps, args.repeats)
+        print(f"{dtype_name}:" + (f" (ember compiled: {how})" if how else ""))
+        for key, t in best.items():
+            print(f"  {key:>15}: {batch / t:9.1f} images/s ({t * 1e3:7.2f} ms/step)")
+        for key in [k for k in best if k != "torch eager"]:
+            ratio = best["torch eager"] / best[key]
+            print(f"  {key} / torch eager throughput: {ratio:.2f}x (target >= 0.7x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""GPU convolutions through NVIDIA's cuDNN frontend (``nvidia-cudnn-frontend``, module ``cudnn``).
+
+CuPy 14 has no cuDNN module of its own, so ember drives cuDNN through the frontend's graph API:
+one single-node graph per (operation, shapes, strides, dtype, device, switches), built once
+and cached, then executed on raw device pointers:
+
+- fprop: ``y = conv(x, w)`` (``graph.conv_fprop(image, weight, ...)``);
+- dgrad: ``dx`` from ``dy`` and ``w`` (``graph.conv_dgrad(loss, filter, ...)``);
+- wgrad: ``dw`` from ``x`` and ``dy`` (``graph.conv_wgrad(image, loss, ...)``).
+
+Tensors are described in logical NCHW order with their actual strides in elements (packed
+NCHW or channels-last both work); groups follow from the channel counts, as in cuDNN. The
+compute type is float32 (float64 for float64); float32 may use TF32 unless
+``ember.backends.cudnn.allow_tf32`` is False (the plans noted TENSOR_CORE are then removed), and
+``deterministic`` removes plans noted NONDETERMINISTIC. Execution runs on CuPy's current stream
+(``cudnn.set_stream``) with a workspace from CuPy's memory pool, so it works inside CUDA graph
+capture as well.
+
+Every function returns None when cuDNN cannot serve the call (frontend missing, switched off,
+a dtype or shape it has no plan for): the caller then takes the im2col + cuBLAS path of
+``ember.ops.conv``. A failed plan is remembered (and warned about once), not retried.
+
+>>> fprop(None, None, None, (1, 1), (0, 0), (1, 1), 1) is None
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...backends import cudnn as _flags
+from . import fused
+
+_UNSUPPORTED = object()
+_graphs: dict = {}
+_handles: dict = {}
+_warned: set = set()
+
+
+def ptr(a) -> int:
+    """Device address of a CuPy array's first element."""
+    return a.data.ptr
+
+
+def device_id(a) -> int:
+    """Index of the GPU a CuPy array lives on."""
+    return a.device.id
+
+
+def _io_type(mod, dtype):
+    name = np.dtype(dtype).name
+    table = {"float32": "FLOAT", "float16": "HALF", "bfloat16": "BFLOAT16", "float64": "DOUBLE"}
+    return getattr(mod.data_type, table[name]) if name in table else None
+
+
+def elem_strides(a) -> list:
+    """Strides in elements (what cuDNN tensors take)."""
+    return [s // a.itemsize for s in a.strides]
+
+
+def contiguous_strides(shape) -> list:
+    """Row-major strides in elements for ``shape``."""
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(s, 1)
+    return out[::-1]
+
+
+def _packed(xp, a):
+    """``a`` if its memory is dense NCHW or channels-last (cuDNN describes both), else a copy."""
+    if a.flags.c_contiguous or a.transpose(0, 2, 3, 1).flags.c_contiguous:
+        return a
+    return xp.ascontiguousarray(a)
+
+
+def _handle(mod, xp, dev: int):
+    h = _handles.get(dev)
+    if h is None:
+        with xp.cuda.Device(dev):
+            h = _handles[dev] = mod.create_handle()
+    return h
+
+
+def _build(mod, xp, kind, a, b, out_shape, params, tf32: bool, deterministic: bool, dev: int):
+    stride, padding, dilation = (list(p) for p in params)
+    io = _io_type(mod, a.dtype)
+    compute = mod.data_type.DOUBLE if a.dtype == np.float64 else mod.data_type.FLOAT
+    handle = _handle(mod, xp, dev)
+    g = mod.pygraph(
+        handle=handle, io_data_type=io, intermediate_data_type=compute, compute_data_type=compute
+    )
+    ta = g.tensor(name="A", dim=list(a.shape), stride=elem_strides(a), data_type=io)
+    tb = g.tensor(name="B", dim=list(b.shape), stride=elem_strides(b), data_type=io)
+    geometry = dict(padding=padding, stride=stride, dilation=dilation)
+    if kind == "fprop":  # a = x, b = w
+        out = g.conv_fprop(image=ta, weight=tb, **geometry)
+    elif kind == "dgrad":  # a = dy, b = w
+        out = g.conv_dgrad(loss=ta, filter=tb, **geometry)
+    else:  # wgrad: a = x, b = dy
+        out = g.conv_wgrad(image=ta, loss=tb, **geometry)
+    out.set_output(True).set_dim(list(out_shape)).set_stride(contiguous_strides(out_shape))
+    out.set_data_type(io)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([mod.heur_mode.A, mod.heur_mode.FALLBACK])
+    notes = []
+    if not tf32 and a.dtype == np.float32:
+        notes.append(mod.numerical_note.TENSOR_CORE)
+    if deterministic:
+        notes.append(mod.numerical_note.NONDETERMINISTIC)
+    if notes:
+        g.deselect_numeric_notes(notes)
+    g.check_support()
+    g.build_plans()
+    return g, ta, tb, out, int(g.get_workspace_size())
+
+
+def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
+    if xp is None or not _flags.enabled or not fused(xp):
+        return None
+    mod = _flags._cudnn()
+    if mod is None or _io_type(mod, a.dtype) is None or a.dtype != b.dtype:
+        return None
+    if not a.size or not b.size or 0 in out_shape:
+        return None
+    a, b = _packed(xp, a), _packed(xp, b)
+    dev = device_id(a)
+    tf32 = bool(_flags.allow_tf32)
+    deterministic = bool(_flags.deterministic)
+    key = (kind, dev, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides)
+    key += (out_shape, params, tf32, deterministic)
+    entry = _graphs.get(key)
+    if entry is None:
+        try:
+            entry = _build(mod, xp, kind, a, b, out_shape, params, tf32, deterministic, dev)
+        except Exception as e:  # no engine for this case: im2col takes it from now on
+            entry = _UNSUPPORTED
+            if kind not in _warned:
+                _warned.add(kind)
+                warnings.warn(
+                    f"ember: cuDNN has no plan for conv {kind} of {tuple(a.shape)} and "
+                    f"{tuple(b.shape)} ({a.dtype}): {type(e).__name__}: {e}; using im2col + "
+                    "cuBLAS for it (warned once per kind)",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+        _graphs[key] = entry
+    if entry is _UNSUPPORTED:
+        return None
+    graph, ta, tb, tout, ws_size = entry
+    out = xp.empty(out_shape, dtype=a.dtype)
+    ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
+    handle = _handle(mod, xp, dev)
+    mod.set_stream(handle=handle, stream=xp.cuda.get_current_stream().ptr)
+    graph.execute({ta: ptr(a), tb: ptr(b), tout: ptr(out)}, ptr(ws), handle=handle)
+    return out
+
+
+def fprop(xp, x, w, stride, padding, dilation, groups: int):
+    """``conv2d(x, w)`` (N, O, Ho, Wo) by cuDNN, or None (see the module docstring)."""
+    if xp is None:
+        return None
+    n, _, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    return _run(xp, "fprop", x, w, (n, o, ho, wo), (stride, padding, dilation))
+
+
+def dgrad(xp, g, w, x_shape, stride, padding, dilation, groups: int):
+    """conv2d's input gradient (``x_shape``) for output gradient ``g`` by cuDNN, or None."""
+    return _run(xp, "dgrad", g, w, tuple(x_shape), (stride, padding, dilation))
+
+
+def wgrad(xp, x, g, w_shape, stride, padding, dilation, groups: int):
+    """conv2d's weight gradient (``w_shape``) for input ``x`` and output gradient ``g`` by
+    cuDNN, or None."""
+    return _run(xp, "wgrad", x, g, tuple(w_shape), (stride, padding, dilation))
+
+
+def clear() -> None:
+    """Forget built graphs and handles (after switching GPUs or frontends in tests).
+
+    >>> clear()
+    """
+    _graphs.clear()
+    _handles.clear()
+    _warned.clear()
+
+
+__all__ = ["fprop", "dgrad", "wgrad", "clear"]

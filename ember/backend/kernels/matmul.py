@@ -1,0 +1,96 @@
+"""Matrix products on the GPU: ``cupy.matmul`` (cuBLAS ``cublasGemmEx``) with ember's TF32
+policy applied, and 16-bit products kept on tensor cores.
+
+- TF32: CuPy picks the cuBLAS compute type of float32 GEMMs from a process-wide setting,
+  ``cupy._core._routines_linalg.set_compute_type(float32, COMPUTE_TYPE_TF32 or _DEFAULT)``
+  (its first default comes from the ``CUPY_TF32`` environment variable). ember sets it from
+  ``ember.backends.cuda.matmul.allow_tf32`` / ``set_float32_matmul_precision`` before a float32
+  product whenever that setting changed (one integer comparison otherwise), so PyTorch's default
+  (no TF32 for matmul) holds whatever ``CUPY_TF32`` says.
+- float16 / bfloat16: CuPy's 2-D product calls ``cublasGemmEx`` with 16-bit inputs and outputs
+  and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). Its batched path (3-D and
+  more) computes 16-bit products in float32 in some CuPy versions (slower, more memory) and
+  bfloat16 batches are not supported before CuPy 14's follow-ups, so an N-D @ 2-D product (a
+  Linear layer on a sequence) is folded into one 2-D GEMM here; it also saves CuPy's
+  pointer-array batched GEMM for broadcast operands in every dtype.
+- bfloat16 needs CuPy >= 14 with ``ml_dtypes`` (CuPy's optional bfloat16 support).
+
+>>> state_applied() is None or isinstance(state_applied(), int)
+True
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+
+from ...backends import cuda as _flags
+from . import fused
+
+_COMPUTE_TYPE_DEFAULT = 1  # CuPy's enum values (cupy/_core/_routines_linalg.pxd)
+_COMPUTE_TYPE_TF32 = 7
+
+_applied: list = [None]  # the _flags.state["version"] last applied to CuPy
+_setter: list = []  # [set_compute_type function or None]
+
+
+def state_applied():
+    """The precision-setting version CuPy was last given (None before the first product)."""
+    return _applied[0]
+
+
+def _find_setter(xp):
+    """CuPy's ``set_compute_type`` and its enum constants, wherever this version keeps them."""
+    core = getattr(xp, "_core", None)
+    for mod in (getattr(core, "_routines_linalg", None), core):
+        fn = getattr(mod, "set_compute_type", None)
+        if fn is not None:
+            lin = getattr(core, "_routines_linalg", mod)
+            return (
+                fn,
+                getattr(lin, "COMPUTE_TYPE_DEFAULT", _COMPUTE_TYPE_DEFAULT),
+                getattr(lin, "COMPUTE_TYPE_TF32", _COMPUTE_TYPE_TF32),
+            )
+    return None
+
+
+def apply_precision(xp) -> None:
+    """Give CuPy the current TF32 choice for float32 GEMMs (no-op when it has it already)."""
+    version = _flags.state["version"]
+    if _applied[0] == version:
+        return
+    if not _setter:
+        _setter.append(_find_setter(xp))
+    found = _setter[0]
+    tf32 = _flags.matmul_allows_tf32()
+    if found is None:  # no setter in this CuPy: the env var works until its first GEMM
+        os.environ["CUPY_TF32"] = "1" if tf32 else "0"
+        if hasattr(xp, "ElementwiseKernel"):
+            warnings.warn(
+                "ember: this CuPy has no set_compute_type; TF32 follows CUPY_TF32 as it was when "
+                "CuPy first multiplied float32 matrices",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    else:
+        fn, default, tf32_type = found
+        with warnings.catch_warnings():  # CuPy warns (and keeps full float32) below sm_80
+            warnings.simplefilter("ignore")
+            fn(np.float32, tf32_type if tf32 else default)
+    _applied[0] = version
+
+
+def matmul(xp, a, b):
+    """``a @ b`` on the GPU with NumPy's semantics (what ``MatMul.forward`` runs there)."""
+    if _applied[0] != _flags.state["version"] and fused(xp):
+        apply_precision(xp)
+    if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] > 0:
+        # batch @ matrix: one 2-D GEMM over all rows (16-bit stays on tensor cores)
+        out = xp.matmul(a.reshape(-1, a.shape[-1]), b)
+        return out.reshape(a.shape[:-1] + (b.shape[1],))
+    return xp.matmul(a, b)
+
+
+__all__ = ["matmul", "apply_precision"]

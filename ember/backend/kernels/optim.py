@@ -1,0 +1,198 @@
+"""Fused optimizer updates: one CuPy ``ElementwiseKernel`` per parameter and step.
+
+The NumPy updates in ``ember.optim`` make 6-13 passes over memory (Adam: scale the moments,
+add, square, sqrt, divide, ...); on a GPU each pass is a kernel launch, so a small model's step
+is launch-bound. Each kernel here reads the parameter, its gradient and state once and writes
+them once. The formulas are the NumPy ones term for term, in the same order (a GPU may fuse a
+multiply and an add into one FMA, so results can differ in the last bit); the NumPy code in
+``ember.optim`` stays the reference the tests compare against.
+
+Hyperparameters are passed as scalars of the accumulation type (float32, or float64 for float64
+parameters), rounded as NumPy rounds Python floats against float32 arrays; variants that change
+which arrays take part (AMSGrad, Nesterov, centered RMSprop, momentum) are separate kernels.
+
+>>> "exp_avg" not in adam_source(amsgrad=False, decoupled=False)[2]
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import acc_dtype, cached
+
+# -- sources: (in_params, out_params, operation); "A" is the accumulation type ---------------
+
+
+def adam_source(amsgrad: bool, decoupled: bool) -> tuple[str, str, str]:
+    """Adam / AdamW, optionally with AMSGrad."""
+    ins = "G g, A b1, A omb1, A b2, A omb2, A wd, A decay, A step_size, A bc2_sqrt, A eps"
+    outs = "T p, T m, T v" + (", T vmax" if amsgrad else "")
+    decay = "pp = pp * decay;" if decoupled else "if (wd != 0) gg = gg + wd * pp;"
+    ams = (
+        "A vm0 = (A)vmax;\n"
+        "A vm = (vm0 != vm0 || vv != vv) ? vm0 + vv : (vm0 > vv ? vm0 : vv);\n"
+        "vmax = (T)vm;\n"
+        "vv = vm;\n"
+        if amsgrad
+        else ""
+    )
+    op = (
+        "A gg = (A)g;\n"
+        "A pp = (A)p;\n"
+        f"{decay}\n"
+        "A mm = (A)m * b1 + gg * omb1;\n"
+        "A vv = (A)v * b2 + gg * gg * omb2;\n"
+        "m = (T)mm;\n"
+        "v = (T)vv;\n"
+        f"{ams}"
+        "A denom = sqrt(vv) / bc2_sqrt + eps;\n"
+        "p = (T)(pp - (mm / denom) * step_size);\n"
+    )
+    return ins, outs, op
+
+
+def sgd_source(momentum: bool, nesterov: bool) -> tuple[str, str, str]:
+    """SGD, plain or with a momentum buffer (after its first step, which copies the gradient)."""
+    if not momentum:
+        return (
+            "G g, A wd, A lr",
+            "T p",
+            "A gg = (A)g;\nA pp = (A)p;\nif (wd != 0) gg = gg + wd * pp;\np = (T)(pp - gg * lr);\n",
+        )
+    step = "A d = gg + momentum * bb;" if nesterov else "A d = bb;"
+    op = (
+        "A gg = (A)g;\n"
+        "A pp = (A)p;\n"
+        "if (wd != 0) gg = gg + wd * pp;\n"
+        "A bb = (A)buf * momentum + damp * gg;\n"
+        "buf = (T)bb;\n"
+        f"{step}\n"
+        "p = (T)(pp - d * lr);\n"
+    )
+    return "G g, A wd, A momentum, A damp, A lr", "T p, T buf", op
+
+
+def rmsprop_source(centered: bool, momentum: bool) -> tuple[str, str, str]:
+    """RMSprop, optionally centered and with momentum."""
+    outs = "T p, T sq" + (", T ga" if centered else "") + (", T buf" if momentum else "")
+    if centered:
+        avg = "A a = (A)ga + oma * (gg - (A)ga);\nga = (T)a;\nA avg = sqrt(s - a * a);\n"
+    else:
+        avg = "A avg = sqrt(s);\n"
+    if momentum:
+        upd = "A b = (A)buf * mom + gg / avg;\nbuf = (T)b;\np = (T)(pp - lr * b);\n"
+    else:
+        upd = "p = (T)(pp - lr * (gg / avg));\n"
+    op = (
+        "A gg = (A)g;\n"
+        "A pp = (A)p;\n"
+        "if (wd != 0) gg = gg + wd * pp;\n"
+        "A s = (A)sq * alpha + oma * gg * gg;\n"
+        "sq = (T)s;\n"
+        f"{avg}"
+        "avg = avg + eps;\n"
+        f"{upd}"
+    )
+    return "G g, A alpha, A oma, A wd, A eps, A lr, A mom", outs, op
+
+
+def specialize(src: tuple[str, str, str], acc) -> tuple[str, str, str]:
+    """Fix the accumulation type ``A``: scalar parameters get the NumPy name (float32 /
+    float64), the operation a ``typedef``."""
+    ins, outs, op = src
+    acc = np.dtype(acc)
+    ctype = "double" if acc == np.float64 else "float"
+    ins = ", ".join(
+        f"{acc.name} {p.split()[1]}" if p.split()[0] == "A" else p for p in ins.split(", ")
+    )
+    return ins, outs, f"typedef {ctype} A;\n" + op
+
+
+def _kernel(xp, name: str, variant: tuple, src, dtype):
+    acc = acc_dtype(dtype)
+    key = ("optim", name, variant, acc.name)
+
+    def build():
+        ins, outs, op = specialize(src, acc)
+        return xp.ElementwiseKernel(ins, outs, op, f"ember_{name}")
+
+    return cached(key, build)
+
+
+# -- updates on arrays (what ember.optim's ``update`` calls on the GPU) ---------------------
+
+
+def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
+    """One Adam / AdamW step of ``p`` (in place), as ``ember.optim.Adam.update``."""
+    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    state["step"] = t = state["step"] + 1
+    amsgrad = bool(group["amsgrad"])
+    k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source(amsgrad, decoupled), p.dtype)
+    a = acc_dtype(p.dtype).type
+    args = [
+        g,
+        a(b1),
+        a(1.0 - b1),
+        a(b2),
+        a(1.0 - b2),
+        a(wd),
+        a(1.0 - lr * wd),
+        a(lr / (1.0 - b1**t)),
+        a(math.sqrt(1.0 - b2**t)),
+        a(eps),
+        p,
+        state["exp_avg"],
+        state["exp_avg_sq"],
+    ]
+    if amsgrad:
+        args.append(state["max_exp_avg_sq"])
+    k(*args)
+
+
+def sgd(xp, p, g, state: dict, group: dict) -> bool:
+    """One SGD step of ``p`` in place; False (nothing done) for the first momentum step, which
+    the NumPy code takes (it copies the gradient into a new buffer)."""
+    wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
+    a = acc_dtype(p.dtype).type
+    if not momentum:
+        k = _kernel(xp, "sgd", (False, False), sgd_source(False, False), p.dtype)
+        k(g, a(wd), a(lr), p)
+        return True
+    buf = state["momentum_buffer"]
+    if buf is None:
+        return False
+    nesterov = bool(group["nesterov"])
+    k = _kernel(xp, "sgd", (True, nesterov), sgd_source(True, nesterov), p.dtype)
+    k(g, a(wd), a(momentum), a(1.0 - group["dampening"]), a(lr), p, buf)
+    return True
+
+
+def rmsprop(xp, p, g, state: dict, group: dict) -> None:
+    """One RMSprop step of ``p`` (in place), as ``ember.optim.RMSprop.update``."""
+    state["step"] += 1
+    alpha = group["alpha"]
+    centered, momentum = bool(group["centered"]), group["momentum"] > 0
+    k = _kernel(xp, "rmsprop", (centered, momentum), rmsprop_source(centered, momentum), p.dtype)
+    a = acc_dtype(p.dtype).type
+    args = [
+        g,
+        a(alpha),
+        a(1.0 - alpha),
+        a(group["weight_decay"]),
+        a(group["eps"]),
+        a(group["lr"]),
+        a(group["momentum"]),
+        p,
+        state["square_avg"],
+    ]
+    if centered:
+        args.append(state["grad_avg"])
+    if momentum:
+        args.append(state["momentum_buffer"])
+    k(*args)
+
+
+__all__ = ["adam", "sgd", "rmsprop", "adam_source", "sgd_source", "rmsprop_source", "specialize"]

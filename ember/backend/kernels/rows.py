@@ -1,0 +1,215 @@
+"""Row kernels: softmax, log-softmax and layer normalization over the last axis, one CUDA block
+per row.
+
+NumPy's softmax is five passes over memory (max, subtract, exp, sum, divide) and layer norm about
+seven; each kernel here reads a row two or three times and writes it once, with the reductions
+in shared memory (a tree over the block's ``BLOCK`` threads, float32 or float64 accumulation).
+Rows must be C-contiguous along the reduced axis: the callers move the axis last and copy when
+it is not.
+
+Each kernel has its NumPy reference below (``softmax_reference`` ...): the same formula in
+the same order, what the CPU computes and what the tests compare the GPU against.
+
+>>> x = np.array([[1.0, 2.0, 3.0]], np.float32)
+>>> softmax_reference(np, x, False).round(4)
+array([[0.09  , 0.2447, 0.6652]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import cached, fused, raw_view, storage_kind
+
+BLOCK = 256  # threads per row (a power of two)
+
+# Loads and stores of one storage kind, converting to and from the accumulation type ``A``.
+_IO = {
+    "f32": (
+        "float",
+        "typedef float ST;\n"
+        "__device__ __forceinline__ A ld(ST v) { return (A)v; }\n"
+        "__device__ __forceinline__ ST st(A v) { return (ST)v; }\n",
+    ),
+    "f64": (
+        "double",
+        "typedef double ST;\n"
+        "__device__ __forceinline__ A ld(ST v) { return v; }\n"
+        "__device__ __forceinline__ ST st(A v) { return v; }\n",
+    ),
+    # float16 bits <-> float with PTX conversions (as cuda_fp16.hpp does), no headers needed
+    "f16": (
+        "float",
+        "typedef unsigned short ST;\n"
+        "__device__ __forceinline__ A ld(ST v) {\n"
+        '  float f; asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(v)); return f;\n'
+        "}\n"
+        "__device__ __forceinline__ ST st(A v) {\n"
+        '  unsigned short h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h) : "f"(v)); return h;\n'
+        "}\n",
+    ),
+    # bfloat16 is the high half of a float32; round to nearest even, NaN stays a quiet NaN
+    "bf16": (
+        "float",
+        "typedef unsigned short ST;\n"
+        "__device__ __forceinline__ A ld(ST v) {\n"
+        "  return __uint_as_float(((unsigned int)v) << 16);\n"
+        "}\n"
+        "__device__ __forceinline__ ST st(A v) {\n"
+        "  unsigned int u = __float_as_uint(v);\n"
+        "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ST)((u >> 16) | 0x40u);\n"
+        "  u += 0x7fffu + ((u >> 16) & 1u);\n"
+        "  return (ST)(u >> 16);\n"
+        "}\n",
+    ),
+}
+
+# Block reductions: every thread passes its value and gets the block's result. ``red`` holds
+# BLOCK values; the trailing __syncthreads lets the caller reuse ``red`` right away.
+_REDUCE = """
+__device__ __forceinline__ A block_sum(A v, A* red) {
+  int t = threadIdx.x;
+  red[t] = v;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] += red[t + s];
+    __syncthreads();
+  }
+  A r = red[0];
+  __syncthreads();
+  return r;
+}
+
+__device__ __forceinline__ A block_max(A v, A* red) {
+  int t = threadIdx.x;
+  red[t] = v;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] = fmax(red[t], red[t + s]);
+    __syncthreads();
+  }
+  A r = red[0];
+  __syncthreads();
+  return r;
+}
+"""
+
+_SOFTMAX = """
+extern "C" __global__ void ember_softmax(const ST* x, ST* y, long long n) {
+  __shared__ A red[BLOCK];
+  const ST* xr = x + (long long)blockIdx.x * n;
+  ST* yr = y + (long long)blockIdx.x * n;
+  A m = (A)__uint_as_float(0xff800000u);  // -inf
+  for (long long j = threadIdx.x; j < n; j += BLOCK) m = fmax(m, ld(xr[j]));
+  m = block_max(m, red);
+  A s = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += exp(ld(xr[j]) - m);
+  s = block_sum(s, red);
+#if LOG
+  A ls = log(s);
+  for (long long j = threadIdx.x; j < n; j += BLOCK) yr[j] = st(ld(xr[j]) - m - ls);
+#else
+  for (long long j = threadIdx.x; j < n; j += BLOCK) yr[j] = st(exp(ld(xr[j]) - m) / s);
+#endif
+}
+"""
+
+_LAYER_NORM = """
+extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A eps) {
+  __shared__ A red[BLOCK];
+  const ST* xr = x + (long long)blockIdx.x * n;
+  ST* yr = y + (long long)blockIdx.x * n;
+  A s = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += ld(xr[j]);
+  A mean = block_sum(s, red) / (A)n;
+  A q = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) {
+    A c = ld(xr[j]) - mean;
+    q += c * c;
+  }
+  A var = block_sum(q, red) / (A)n;
+  A rstd = (A)1 / sqrt(var + eps);
+  for (long long j = threadIdx.x; j < n; j += BLOCK) yr[j] = st((ld(xr[j]) - mean) * rstd);
+}
+"""
+
+_BODIES = {"softmax": (_SOFTMAX, "ember_softmax"), "layer_norm": (_LAYER_NORM, "ember_layer_norm")}
+
+
+def source(kind: str, storage: str, block: int = BLOCK, log: bool = False) -> str:
+    """The complete CUDA source of a row kernel (``kind``: 'softmax' or 'layer_norm') for a
+    storage kind ('f32', 'f64', 'f16', 'bf16').
+
+    >>> "ember_softmax" in source("softmax", "bf16")
+    True
+    """
+    acc, io = _IO[storage]
+    body, _ = _BODIES[kind]
+    head = f"#define BLOCK {block}\n#define LOG {int(log)}\ntypedef {acc} A;\n"
+    return head + io + _REDUCE + body
+
+
+def kernel(xp, kind: str, dtype, log: bool, block: int):
+    """The compiled RawKernel (cached per kind, dtype, variant and block size)."""
+    storage = storage_kind(dtype)
+    _, name = _BODIES[kind]
+    key = ("rows", kind, storage, log, block)
+    return cached(key, lambda: xp.RawKernel(source(kind, storage, block, log), name))
+
+
+def _rows(xp, x, axes: int):
+    """x as a C-contiguous (rows, n) array over its last ``axes`` axes."""
+    n = 1
+    for s in x.shape[x.ndim - axes :]:
+        n *= s
+    x = xp.ascontiguousarray(x)
+    return x.reshape(-1, n) if x.size else x.reshape(0, n), n
+
+
+def softmax(xp, x, dim: int, log: bool):
+    """Softmax (or log-softmax) of ``x`` along ``dim`` with one fused kernel per row."""
+    if not fused(xp) or x.size == 0:
+        return softmax_reference(xp, x, log, dim)
+    dim %= x.ndim
+    last = dim == x.ndim - 1
+    xs = x if last else xp.moveaxis(x, dim, -1)
+    x2, n = _rows(xp, xs, 1)
+    y2 = xp.empty_like(x2)
+    k = kernel(xp, "softmax", x.dtype, log, BLOCK)
+    k((x2.shape[0],), (BLOCK,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n)))
+    y = y2.reshape(xs.shape)
+    return y if last else xp.ascontiguousarray(xp.moveaxis(y, -1, dim))
+
+
+def softmax_reference(xp, x, log: bool, dim: int = -1):
+    """NumPy's softmax / log-softmax: the CPU's computation (``ember.ops.softmax``)."""
+    if log:
+        shifted = x - x.max(axis=dim, keepdims=True)
+        return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    e = xp.exp(x - x.max(axis=dim, keepdims=True))
+    e /= e.sum(axis=dim, keepdims=True)
+    return e
+
+
+def layer_norm(xp, x, axes: int, eps: float):
+    """``(x - mean) / sqrt(var + eps)`` over the last ``axes`` axes, one kernel per row."""
+    if not fused(xp) or x.size == 0:
+        return layer_norm_reference(xp, x, axes, eps)
+    x2, n = _rows(xp, x, axes)
+    y2 = xp.empty_like(x2)
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    k = kernel(xp, "layer_norm", x.dtype, False, BLOCK)
+    k((x2.shape[0],), (BLOCK,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n), acc(eps)))
+    return y2.reshape(x.shape)
+
+
+def layer_norm_reference(xp, x, axes: int, eps: float):
+    """The same normalization in ``xp`` calls (biased variance, as ``F.layer_norm``)."""
+    dims = tuple(range(x.ndim - axes, x.ndim))
+    mean = x.mean(axis=dims, keepdims=True)
+    c = x - mean
+    var = (c * c).mean(axis=dims, keepdims=True)
+    return (c * (1 / xp.sqrt(var + x.dtype.type(eps)))).astype(x.dtype, copy=False)
+
+
+__all__ = ["softmax", "layer_norm", "softmax_reference", "layer_norm_reference", "source"]

@@ -1,0 +1,102 @@
+"""GPU memory statistics on CuPy's memory pool, with the peak that CuPy does not keep.
+
+CuPy allocates device memory from ``cupy.get_default_memory_pool()``: ``used_bytes()`` is
+what live arrays hold on the current GPU (``memory_allocated``), ``total_bytes()`` that plus
+the freed blocks the pool keeps for reuse (``memory_reserved``), ``free_all_blocks()`` hands
+the cached blocks back to the driver (``empty_cache``).
+
+CuPy keeps no high-water mark, so the peak is ember's own bookkeeping: when CuPy loads, ember
+sets CuPy's allocator (``cupy.cuda.set_allocator``, process-wide) to ``_Tracker``, a thin
+callable around the same pool's ``malloc`` that reads ``used_bytes()`` after each allocation and
+keeps the largest value per GPU. Every CuPy allocation goes through it, whichever thread or
+library makes it, at the cost of one Python call per allocation (frees cost nothing: usage only
+falls then, so the peak cannot change). CuPy's ``MemoryHook`` would also see every allocation
+but is registered per thread, so allocations in DataLoader threads would be missed.
+
+If code sets its own allocator after ember loaded CuPy, the current figures still come from the
+default pool but the peak stops moving; ``attach`` again to resume.
+"""
+
+from __future__ import annotations
+
+_tracker = None
+
+
+class _Tracker:
+    """CuPy allocator: the pool's ``malloc`` plus a per-GPU peak of ``used_bytes()``."""
+
+    __slots__ = ("pool", "peak")
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+        self.peak: dict[int, int] = {}
+
+    def __call__(self, size: int):
+        mem = self.pool.malloc(size)
+        used = self.pool.used_bytes()  # the current device's pool: where mem was allocated
+        dev = mem.device_id
+        if used > self.peak.get(dev, 0):
+            self.peak[dev] = used
+        return mem
+
+
+def attach(cp) -> None:
+    """Route ``cp``'s allocations through a fresh tracker of its default pool."""
+    global _tracker
+    _tracker = _Tracker(cp.get_default_memory_pool())
+    cp.cuda.set_allocator(_tracker)
+
+
+def detach() -> None:
+    """Give CuPy its default pool's allocator back (used when a stand-in is uninstalled)."""
+    global _tracker
+    from . import cuda
+
+    if _tracker is not None and cuda._cupy is not None:
+        cuda._cupy.cuda.set_allocator(_tracker.pool.malloc)
+    _tracker = None
+
+
+def _pool_on(device):
+    """``(cupy, pool, gpu_index)`` for a device argument (None: the current GPU)."""
+    from . import cuda
+
+    cp = cuda.xp()
+    return cp, cp.get_default_memory_pool(), cuda.resolve(cuda._index(device))
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes held by live arrays on a GPU (CuPy pool's ``used_bytes``)."""
+    cp, pool, index = _pool_on(device)
+    with cp.cuda.Device(index):
+        return int(pool.used_bytes())
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes the pool holds on a GPU, in use or cached for reuse (``total_bytes``)."""
+    cp, pool, index = _pool_on(device)
+    with cp.cuda.Device(index):
+        return int(pool.total_bytes())
+
+
+def max_memory_allocated(device=None) -> int:
+    """The most bytes live arrays held on a GPU since start or ``reset_peak_memory_stats``."""
+    now = memory_allocated(device)
+    _, _, index = _pool_on(device)
+    return max(now, _tracker.peak.get(index, 0) if _tracker is not None else 0)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Start the peak afresh from the current usage."""
+    now = memory_allocated(device)
+    _, _, index = _pool_on(device)
+    if _tracker is not None:
+        _tracker.peak[index] = now
+
+
+def empty_cache() -> None:
+    """Return the pool's cached (unused) blocks to the driver; live arrays are untouched."""
+    from . import cuda
+
+    if cuda._cupy is not None:
+        cuda._cupy.get_default_memory_pool().free_all_blocks()

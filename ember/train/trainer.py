@@ -1,0 +1,946 @@
+"""``Trainer`` and ``fit``: the training loop (see the package docstring for the whole picture).
+
+>>> import ember
+>>> from ember import nn
+>>> from ember.data import DataLoader, TensorDataset
+>>> from ember.train import Trainer
+>>> _ = ember.manual_seed(0)
+>>> x = ember.randn(64, 4); y = (x[:, 0] > 0).long()
+>>> loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+>>> model = nn.Linear(4, 2)
+>>> trainer = Trainer(model, ember.optim.SGD(model.parameters(), lr=0.5), loader, loader,
+...                   verbose=0)
+>>> history = trainer.fit(epochs=5)
+>>> sorted(history)[:4], len(history["train_loss"]), history["test_acc"][-1] > 0.9
+(['data_wait', 'epoch_time', 'lr', 'samples_per_s'], 5, True)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from .._config import no_grad
+from .._errors import EmberError
+from . import _rng
+from ._resume import iterate_from
+from .callbacks import (
+    HOOKS,
+    Callback,
+    CSVLogger,
+    ModelCheckpoint,
+    PlotCallback,
+    ProgressBar,
+    TensorBoardLogger,
+)
+from .errors import InputBoundWarning, NonFiniteLossError, TrainingInterrupted
+
+__all__ = ["Trainer", "fit", "load_checkpoint", "load_weights", "CHECKPOINT_FORMAT"]
+
+CHECKPOINT_FORMAT = "ember.train"
+CHECKPOINT_VERSION = 1
+TIMING_KEYS = ("epoch_time", "data_wait", "samples_per_s")  # wall-clock measurements
+
+_PER_STEP_SCHEDULERS = ("OneCycleLR", "CyclicLR")
+# Below this mean wait per step (s), more workers would not help: handing batches over costs
+# about as much. Keeps tiny in-memory datasets from being called input-bound.
+_MIN_WAIT_PER_STEP = 5e-4
+# Steps (after the warm-up ones) an epoch needs before its data-wait share is judged: fewer
+# steps let one hiccup (a page fault, the garbage collector) decide.
+_MIN_STEPS_TO_JUDGE = 10
+
+
+class _Epoch:
+    """Running sums of one epoch (saved in a mid-epoch checkpoint, so they are plain numbers)."""
+
+    __slots__ = (
+        "loss_sum",
+        "count",
+        "correct",
+        "steps",
+        "wait",
+        "compute",
+        "post_wait",
+        "post_compute",
+        "post_steps",
+        "elapsed",
+        "lr",
+    )
+
+    def __init__(self, lr: float) -> None:
+        self.loss_sum, self.count, self.steps = 0.0, 0, 0
+        self.correct: list[int] = []  # top-1 then each top-k, once a batch gave them
+        self.wait = self.compute = self.post_wait = self.post_compute = self.elapsed = 0.0
+        self.post_steps = 0
+        self.lr = lr
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> _Epoch:
+        e = cls.__new__(cls)
+        for k in cls.__slots__:
+            setattr(e, k, d[k])
+        e.correct = list(e.correct)
+        return e
+
+
+class Trainer:
+    """Train ``model`` with ``optimizer`` on ``train_loader``, evaluating on ``eval_loader``.
+
+    Arguments (all but the first three are keywords):
+
+    - ``loss_fn``: ``loss_fn(output, target) -> scalar`` (mean over the batch); default
+      ``nn.functional.cross_entropy``. Batches are ``(input, target)`` pairs (extra items ignored).
+    - ``scheduler``: an ``ember.optim.lr_scheduler`` scheduler, stepped after every epoch, or
+      after every optimizer step when ``scheduler_interval='step'`` (the default for
+      ``OneCycleLR``); ``ReduceLROnPlateau`` is stepped per epoch with ``scheduler_monitor``
+      (default ``'test_loss'``, ``'train_loss'`` without an evaluation loader).
+    - ``device``: where the model is moved and each batch is sent (default: leave them be).
+    - ``compile``: run the whole training step (forward, backward, optimizer step) and the
+      evaluation forward as ``ember.compile`` graphs; a step that cannot be traced falls back to
+      eager mode with a warning.
+    - ``topk``: extra top-k accuracies to log (``topk=(5,)`` adds ``train_top5``/``test_top5``).
+      Accuracy is logged when targets are 1-d integer class indices and outputs are 2-d.
+    - ``clip_grad_norm``: clip the gradients' total norm to this before each step.
+    - ``callbacks``: ``Callback`` objects. ``out_dir`` adds the standard ones for that folder
+      (unless one of the same type is given): ``ModelCheckpoint(out_dir)``,
+      ``CSVLogger(out_dir/'log.csv')``, ``TensorBoardLogger(out_dir/'tensorboard')``,
+      ``PlotCallback(out_dir/'curves.png')``. ``checkpoint_every=N`` makes ``ModelCheckpoint``
+      also save the training state every ``N`` optimizer steps (mid-epoch).
+    - ``verbose``: 1 adds a ``ProgressBar`` writing to ``stream`` (default stderr); 0 is silent.
+    - ``input_bound_hint``, ``input_bound_threshold``, ``warmup_steps``: the input-bound
+      diagnostic (see ``InputBoundWarning``): when, after the first ``warmup_steps`` steps of an
+      epoch, waiting for data takes more than ``input_bound_threshold`` of the step time, warn
+      once: ``waiting for data 62% of each step: raise num_workers (now 0)``. ``{workers}`` in
+      the hint is replaced by the loader's ``num_workers`` (the CLI says ``--workers``).
+    - ``config``: a JSON-able dict describing the run (model name, data, ...): saved in every
+      training checkpoint, in ``config.json`` and in TensorBoard's ``hparams`` text.
+
+    ``fit(epochs)`` trains until ``epochs`` epochs in all are done (a resumed trainer continues
+    from where its checkpoint stopped) and returns ``history``: per-epoch lists under
+    ``train_loss``, ``train_acc``, ``test_loss``, ``test_acc`` (fractions), ``lr`` (the first
+    group's learning rate at the epoch's start), ``epoch_time`` (s), ``data_wait`` (the share
+    of the training loop spent waiting for batches) and ``samples_per_s``.
+    """
+
+    def __init__(
+        self,
+        model,
+        optimizer,
+        train_loader: Iterable,
+        eval_loader: Iterable | None = None,
+        *,
+        loss_fn: Callable | None = None,
+        scheduler=None,
+        scheduler_interval: str | None = None,
+        scheduler_monitor: str = "test_loss",
+        device=None,
+        compile: bool = False,  # noqa: A002
+        topk: Sequence[int] = (),
+        clip_grad_norm: float | None = None,
+        callbacks: Sequence[Callback] = (),
+        out_dir: str | os.PathLike | None = None,
+        checkpoint_every: int = 0,
+        verbose: int = 1,
+        stream: IO[str] | None = None,
+        input_bound_hint: str = "raise num_workers (now {workers})",
+        input_bound_threshold: float = 0.3,
+        warmup_steps: int = 3,
+        config: dict | None = None,
+    ) -> None:
+        if loss_fn is None:
+            from ..nn.functional import cross_entropy as loss_fn
+        if scheduler_interval is None:
+            per_step = type(scheduler).__name__ in _PER_STEP_SCHEDULERS
+            scheduler_interval = "step" if per_step else "epoch"
+        if scheduler_interval not in ("epoch", "step"):
+            raise ValueError(
+                f"Trainer: scheduler_interval must be 'epoch' or 'step', got {scheduler_interval!r}"
+            )
+        self.topk = tuple(int(k) for k in topk if int(k) > 1)
+        self.model = model
+        self.optimizer = optimizer
+        self.train_loader = train_loader
+        self.eval_loader = eval_loader
+        self.loss_fn = loss_fn
+        self.scheduler = scheduler
+        self.scheduler_interval = scheduler_interval
+        self.scheduler_monitor = scheduler_monitor
+        self.device = device
+        self.compile = bool(compile)
+        self.clip_grad_norm = clip_grad_norm
+        self.verbose = int(verbose)
+        self.stream = stream
+        self.input_bound_hint = input_bound_hint
+        self.input_bound_threshold = float(input_bound_threshold)
+        self.warmup_steps = int(warmup_steps)
+        self.config: dict = dict(config or {})
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        if device is not None:
+            model.to(device)
+
+        cbs = list(callbacks)
+        if self.out_dir is not None:
+            defaults = (
+                (ModelCheckpoint, lambda: ModelCheckpoint(self.out_dir)),
+                (CSVLogger, lambda: CSVLogger(self.out_dir / "log.csv")),
+                (TensorBoardLogger, lambda: TensorBoardLogger(self.out_dir / "tensorboard")),
+                (PlotCallback, lambda: PlotCallback(self.out_dir / "curves.png")),
+            )
+            for cls, make in defaults:
+                if not any(isinstance(c, cls) for c in cbs):
+                    cbs.append(make())
+        if checkpoint_every:
+            for c in cbs:
+                if isinstance(c, ModelCheckpoint):
+                    c.every_n_steps = int(checkpoint_every)
+        if self.verbose and not any(isinstance(c, ProgressBar) for c in cbs):
+            cbs.append(ProgressBar(stream))
+        self.callbacks: list[Callback] = sorted(cbs, key=lambda c: getattr(c, "order", 0))
+        self._progress = next((c for c in self.callbacks if isinstance(c, ProgressBar)), None)
+
+        # progress of training
+        self.history: dict[str, list[float]] = {}
+        self.epoch = 0  # epochs completed (= the 0-based index of the epoch in progress)
+        self.step_in_epoch = 0  # optimizer steps done in the epoch in progress
+        self.global_step = 0
+        self.epochs_target: int | None = None
+        self.stop_training = False
+        self.stop_reason: str | None = None
+        self.last_checkpoint: Path | None = None
+        self.last_checkpoint_at: str | None = None  # "end of epoch 3" / "epoch 4, step 7"
+        self.diagnostics: list[str] = []  # messages of the warnings issued
+        self.input_bound_warned = False
+
+        self._bad_state = False  # set by a non-finite loss: nothing may save this state
+        self._gens = _rng.loader_generators(train_loader)
+        self._phase = "idle"  # idle | step (inside a step: not consistent) | train | eval
+        self._acc: _Epoch | None = None
+        self._epoch_rng: dict | None = None
+        self._rng_after_train: dict | None = None
+        self._resume_point: tuple | None = None
+        self._pending_rng: dict | None = None
+        self._interrupt_requested = False
+        self._epoch_start = 0.0
+        self._train_step = self._eager_train
+        self._eval_step = self._eager_eval
+        self._compiled = None
+        self._params = None
+
+    # -- public helpers -------------------------------------------------------------------------
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """``len(train_loader)``, or ``None`` when it has no length."""
+        try:
+            return len(self.train_loader)  # type: ignore[arg-type]
+        except TypeError:
+            return None
+
+    def hparams(self) -> dict:
+        """The loop's settings as plain values (logged to TensorBoard next to ``config``)."""
+        opt = self.optimizer
+        group = opt.param_groups[0] if getattr(opt, "param_groups", None) else {}
+        out = {
+            "optimizer": type(opt).__name__,
+            "lr": group.get("lr"),
+            "batch_size": getattr(self.train_loader, "batch_size", None),
+            "num_workers": getattr(self.train_loader, "num_workers", 0),
+            "scheduler": type(self.scheduler).__name__ if self.scheduler is not None else None,
+            "compile": self.compile,
+            "device": str(self.device) if self.device is not None else None,
+        }
+        return {k: v for k, v in out.items() if v is not None}
+
+    def running_metrics(self) -> dict:
+        """The epoch in progress so far: ``loss``, ``acc`` (if logged), ``samples_per_s``,
+        ``data_wait`` (share of the loop's time spent waiting for data)."""
+        a = self._acc
+        if a is None or a.count == 0:
+            return {"loss": math.nan, "samples_per_s": 0.0, "data_wait": 0.0}
+        busy = a.wait + a.compute
+        out = {
+            "loss": a.loss_sum / a.count,
+            "samples_per_s": a.count / busy if busy > 0 else 0.0,
+            "data_wait": a.wait / busy if busy > 0 else 0.0,
+        }
+        if a.correct:
+            out["acc"] = a.correct[0] / a.count
+        return out
+
+    # -- the loop --------------------------------------------------------------------------------
+    def fit(self, epochs: int) -> dict[str, list[float]]:
+        """Train until ``epochs`` epochs in all are done (or a callback stops training); returns
+        ``history``. Ctrl-C (or ``KeyboardInterrupt`` from a callback) stops at the end of the
+        current step, writes the training state through the callbacks (``ModelCheckpoint``:
+        ``last.safetensors``) and raises ``TrainingInterrupted`` saying where it went. A NaN or
+        infinite loss raises ``NonFiniteLossError``."""
+        if epochs < 0:
+            raise ValueError(f"fit: epochs must be >= 0, got {epochs}")
+        self.epochs_target = int(epochs)
+        self._setup_compile()
+        self.stop_training, self.stop_reason = False, None
+        self._interrupt_requested = False
+        self._hooks = {
+            name: [
+                getattr(c, name)
+                for c in self.callbacks
+                if getattr(type(c), name, None) is not getattr(Callback, name) or name in vars(c)
+            ]
+            for name in HOOKS
+        }
+        old_handler = self._install_sigint()
+        jit_mode = self._jit_sync()
+        try:
+            try:
+                self._call("on_train_begin")
+                if self._pending_rng is not None:
+                    _rng.restore(self._pending_rng, self._gens)
+                    self._pending_rng = None
+                while self.epoch < epochs and not self.stop_training:
+                    self._run_epoch(self.epoch)
+                if self.stop_reason and self._progress is not None:
+                    self._progress.write_line(self.stop_reason)
+            except TrainingInterrupted:
+                raise
+            except KeyboardInterrupt:
+                raise self._interrupted() from None
+            finally:
+                self._phase = "idle"
+                self._call("on_train_end")
+        finally:
+            if old_handler is not None:
+                signal.signal(signal.SIGINT, old_handler)
+            if jit_mode is not None:
+                from ..static.passes import _jit
+
+                _jit.set_mode(jit_mode)
+        return self.history
+
+    def _jit_sync(self) -> str | None:
+        """With ``compile=True``, build numba kernels before a graph first runs (``sync``)
+        instead of switching to them mid-run when a background compile ends: the switch changes
+        the rounding, so runs (and resumed runs) would not repeat bit for bit. Returns the
+        mode to put back, or None."""
+        if not self.compile:
+            return None
+        from ..static.passes import _jit
+
+        return _jit.set_mode("sync") if _jit.mode() == "auto" else None
+
+    def _call(self, hook: str, *args) -> None:
+        for fn in self._hooks[hook]:
+            fn(self, *args)
+
+    def _run_epoch(self, epoch: int) -> None:
+        self._call("on_epoch_begin", epoch)
+        model, loader = self.model, self.train_loader
+        model.train()
+        lr = float(self.optimizer.param_groups[0]["lr"])
+        if self._resume_point is not None:
+            k, epoch_rng, rng_now, partial = self._resume_point
+            self._resume_point = None
+            _rng.restore(epoch_rng, self._gens)
+            acc = _Epoch.from_dict(partial)
+            it = iterate_from(loader, k, lambda: _rng.restore(rng_now, self._gens, explicit=False))
+        else:
+            k = 0
+            epoch_rng = _rng.capture(self._gens)
+            acc = _Epoch(lr)
+            it = iter(loader)
+        self._epoch_rng, self._acc, self.step_in_epoch = epoch_rng, acc, k
+        start = time.perf_counter()
+        self._epoch_start = start - acc.elapsed
+        self._train_loop(it, epoch, acc)
+        del it
+        self._rng_after_train = _rng.capture(self._gens)
+        self._phase = "eval"
+        logs = {"train_loss": acc.loss_sum / acc.count if acc.count else math.nan}
+        if acc.correct and acc.count:
+            logs["train_acc"] = acc.correct[0] / acc.count
+            for k_, c in zip(self.topk, acc.correct[1:]):
+                logs[f"train_top{k_}"] = c / acc.count
+        if self.eval_loader is not None:
+            result = self._evaluate(self.eval_loader, check_interrupt=True)
+            logs["test_loss"] = result["loss"]
+            if "acc" in result:
+                logs["test_acc"] = result["acc"]
+            for k_ in self.topk:
+                if f"top{k_}" in result:
+                    logs[f"test_top{k_}"] = result[f"top{k_}"]
+        busy = acc.wait + acc.compute
+        logs["lr"] = acc.lr
+        logs["epoch_time"] = time.perf_counter() - self._epoch_start
+        logs["data_wait"] = acc.wait / busy if busy > 0 else 0.0
+        logs["samples_per_s"] = acc.count / busy if busy > 0 else 0.0
+        for key, value in logs.items():
+            self.history.setdefault(key, []).append(float(value))
+        if self.scheduler is not None and self.scheduler_interval == "epoch":
+            if hasattr(self.scheduler, "num_bad_epochs"):  # ReduceLROnPlateau
+                key = self.scheduler_monitor
+                if key not in logs and key.startswith("test_"):
+                    key = "train_" + key[5:]
+                self.scheduler.step(logs[key])
+            else:
+                self.scheduler.step()
+        self.epoch = epoch + 1
+        self.step_in_epoch = 0
+        self._acc = self._epoch_rng = self._rng_after_train = None
+        self._phase = "idle"
+        self._call("on_epoch_end", epoch, logs)
+        self._check_input_bound(acc, final=True)
+        if self._interrupt_requested:
+            raise KeyboardInterrupt
+
+    def _train_loop(self, it, epoch: int, acc: _Epoch) -> None:
+        step_fn = self._train_step
+        split = self._split
+        perf = time.perf_counter
+        isfinite = math.isfinite
+        batch_begin, batch_end = self._hooks["on_batch_begin"], self._hooks["on_batch_end"]
+        per_step_sched = self.scheduler if self.scheduler_interval == "step" else None
+        warmup = self.warmup_steps
+        k = self.step_in_epoch
+        t_prev = perf()
+        while True:
+            if self._interrupt_requested:
+                raise KeyboardInterrupt
+            self._phase = "step"
+            try:
+                batch = next(it)
+            except StopIteration:
+                self._phase = "train"
+                break
+            t_data = perf()
+            x, y = split(batch)
+            for fn in batch_begin:
+                fn(self, k)
+            loss, stats = step_fn(x, y)
+            if self._train_step is not step_fn:  # compile fell back to eager
+                step_fn = self._train_step
+            value = loss.item()
+            if not isfinite(value):
+                raise self._nonfinite(epoch, k, value)
+            n = y.shape[0]
+            acc.loss_sum += value * n
+            acc.count += n
+            if stats:
+                if not acc.correct:
+                    acc.correct = [0] * len(stats)
+                for i, s in enumerate(stats):
+                    acc.correct[i] += int(s)
+            if per_step_sched is not None:
+                per_step_sched.step()
+            t_end = perf()
+            wait, compute = t_data - t_prev, t_end - t_data
+            acc.wait += wait
+            acc.compute += compute
+            acc.steps += 1
+            if k >= warmup:
+                acc.post_wait += wait
+                acc.post_compute += compute
+                acc.post_steps += 1
+                if acc.post_steps % 200 == 0:
+                    self._check_input_bound(acc, final=False)
+            k += 1
+            self.step_in_epoch = k
+            self.global_step += 1
+            self._phase = "train"
+            if batch_end:
+                logs = {"loss": value, "batch_size": n}
+                for fn in batch_end:
+                    fn(self, k - 1, logs)
+            t_prev = perf()
+        acc.elapsed = perf() - self._epoch_start
+
+    def _split(self, batch):
+        if isinstance(batch, (tuple, list)) and len(batch) >= 2:
+            x, y = batch[0], batch[1]
+        else:
+            raise EmberError(
+                f"Trainer: expected batches of (input, target), got a {type(batch).__name__}"
+                + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
+            )
+        dev = self.device
+        if dev is not None:
+            x, y = x.to(dev), y.to(dev)
+        return x, y
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _stats(self, out, y) -> tuple:
+        """Correct-prediction counts (top-1, then each of ``topk``) for classification batches."""
+        if y.ndim != 1 or out.ndim != 2 or y.dtype.np.kind not in "iu":
+            return ()
+        stats = [(out.argmax(1) == y).sum()]
+        for k in self.topk:
+            if k <= out.shape[1]:
+                stats.append((out.topk(k, 1).indices == y.unsqueeze(1)).sum())
+        return tuple(stats)
+
+    def _eager_train(self, x, y):
+        opt = self.optimizer
+        opt.zero_grad()
+        out = self.model(x)
+        loss = self.loss_fn(out, y)
+        loss.backward()
+        if self.clip_grad_norm is not None:
+            self._clip()
+        opt.step()
+        return loss, self._eager_stats(out, y)
+
+    def _eager_stats(self, out, y) -> tuple:
+        """``_stats`` on the raw arrays: no autograd, no op dispatch (most of the loop's cost
+        on a small model otherwise). Returns Python ints."""
+        o, t = out._data, y._data
+        if t.ndim != 1 or o.ndim != 2 or t.dtype.kind not in "iu":
+            return ()
+        if not self.topk:
+            return (int((o.argmax(1) == t).sum()),)
+        with no_grad():
+            return tuple(int(s) for s in self._stats(out.detach(), y))
+
+    def _clip(self) -> None:
+        from ..nn.utils import clip_grad_norm_
+
+        if self._params is None:
+            self._params = [p for g in self.optimizer.param_groups for p in g["params"]]
+        clip_grad_norm_(self._params, self.clip_grad_norm)
+
+    def _eager_eval(self, x, y):
+        out = self.model(x)
+        return self.loss_fn(out, y), self._eager_stats(out, y)
+
+    def _setup_compile(self) -> None:
+        if not self.compile or self._compiled is not None:
+            return
+        from ..static import compile as ember_compile
+
+        model, opt, loss_fn, stats, trainer = (
+            self.model,
+            self.optimizer,
+            self.loss_fn,
+            self._stats,
+            self,
+        )
+
+        def train_step(x, y):
+            opt.zero_grad()
+            out = model(x)
+            loss = loss_fn(out, y)
+            loss.backward()
+            if trainer.clip_grad_norm is not None:
+                trainer._clip()
+            opt.step()
+            return loss, stats(out, y)
+
+        def eval_step(x, y):
+            out = model(x)
+            return loss_fn(out, y), stats(out, y)
+
+        compiled_train = ember_compile(train_step, name="train_step", verbose=False)
+        compiled_eval = ember_compile(eval_step, name="eval_step", verbose=False)
+        self._compiled = (compiled_train, compiled_eval)
+        self._train_step = self._guard(compiled_train, "training step", "_train_step")
+        self._eval_step = self._guard(compiled_eval, "evaluation step", "_eval_step")
+
+    def _guard(self, compiled, what: str, attr: str):
+        """Run ``compiled``; if its first trace fails, warn and fall back to eager for good."""
+        eager = getattr(self, "_eager_" + attr.split("_")[1])
+        traced = [False]
+
+        def run(x, y):
+            if traced[0]:
+                return compiled(x, y)
+            try:
+                result = compiled(x, y)
+            except EmberError as e:
+                if compiled.traces > 1:
+                    raise
+                msg = f"compile: could not compile the {what} ({e}); running it eagerly"
+                self._warn(msg, RuntimeWarning)
+                setattr(self, attr, eager)
+                if self.optimizer is not None:
+                    self.optimizer.zero_grad()
+                return eager(x, y)
+            traced[0] = True
+            return result
+
+        return run
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def evaluate(self, loader: Iterable | None = None) -> dict[str, float]:
+        """Loss and accuracy of the model on ``loader`` (default: the evaluation loader), in
+        eval mode and without gradients: ``{"loss", "acc", "top5"..., "samples"}``.
+
+        >>> import ember
+        >>> from ember.data import DataLoader, TensorDataset
+        >>> from ember.train import Trainer
+        >>> model = ember.nn.Linear(3, 2)
+        >>> ds = TensorDataset(ember.zeros(4, 3), ember.zeros(4).long())
+        >>> Trainer(model, None, None, verbose=0).evaluate(DataLoader(ds, batch_size=2))["samples"]
+        4
+        """
+        loader = self.eval_loader if loader is None else loader
+        if loader is None:
+            raise EmberError("Trainer.evaluate: no loader given and no eval_loader set")
+        return self._evaluate(loader, check_interrupt=False)
+
+    def _evaluate(self, loader, check_interrupt: bool) -> dict:
+        self._setup_compile()
+        model = self.model
+        was_training = getattr(model, "training", False)
+        model.eval()
+        loss_sum, count, correct = 0.0, 0, None
+        try:
+            with no_grad():
+                for batch in loader:
+                    x, y = self._split(batch)
+                    loss, stats = self._eval_step(x, y)
+                    n = y.shape[0]
+                    loss_sum += loss.item() * n
+                    count += n
+                    if correct is None:
+                        correct = [0] * len(stats)
+                    for i, s in enumerate(stats):
+                        correct[i] += int(s)
+                    if check_interrupt and self._interrupt_requested:
+                        raise KeyboardInterrupt
+        finally:
+            model.train(was_training)
+        out: dict[str, Any] = {"loss": loss_sum / count if count else math.nan, "samples": count}
+        if correct and count:
+            out["acc"] = correct[0] / count
+            for k, c in zip(self.topk, correct[1:]):
+                out[f"top{k}"] = c / count
+        return out
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def _warn(self, message: str, category=InputBoundWarning) -> None:
+        self.diagnostics.append(message)
+        if self._progress is not None:
+            self._progress.newline()
+        warnings.warn(message, category, stacklevel=4)
+
+    def _check_input_bound(self, acc: _Epoch, final: bool) -> None:
+        if self.input_bound_warned or acc.post_steps < _MIN_STEPS_TO_JUDGE:
+            return
+        busy = acc.post_wait + acc.post_compute
+        if busy <= 0:
+            return
+        share = acc.post_wait / busy
+        if (
+            share <= self.input_bound_threshold
+            or acc.post_wait < _MIN_WAIT_PER_STEP * acc.post_steps
+        ):
+            return
+        self.input_bound_warned = True
+        workers = getattr(self.train_loader, "num_workers", 0)
+        cpus = os.cpu_count() or 1
+        if workers >= cpus:
+            hint = (
+                f"data loading is the bottleneck even with {workers} workers on {cpus} cores: "
+                "make each sample cheaper to load (decode once, lighter transforms)"
+            )
+        else:
+            hint = self.input_bound_hint.format(workers=workers)
+        self._warn(f"waiting for data {share:.0%} of each step: {hint}")
+
+    def _nonfinite(self, epoch: int, k: int, value: float) -> NonFiniteLossError:
+        self._phase = "idle"  # nothing may save this state
+        where = f"epoch {epoch + 1}, step {k + 1} (global step {self.global_step + 1})"
+        if self.last_checkpoint is not None:
+            good = f"the last good checkpoint is {self.last_checkpoint} ({self.last_checkpoint_at})"
+        else:
+            good = "no checkpoint was written yet"
+        lr = self.optimizer.param_groups[0].get("lr") if self.optimizer is not None else None
+        hint = f"; try a lower learning rate (lr={lr:g})" if isinstance(lr, (int, float)) else ""
+        msg = f"loss is {value} at {where}: training stopped; {good}{hint}"
+        self._bad_state = True
+        return NonFiniteLossError(
+            msg,
+            epoch=epoch + 1,
+            step=k + 1,
+            global_step=self.global_step + 1,
+            loss=value,
+            checkpoint=self.last_checkpoint,
+        )
+
+    # -- interruption ----------------------------------------------------------------------------
+    def _install_sigint(self):
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        old = signal.getsignal(signal.SIGINT)
+        if old is not signal.default_int_handler:
+            return None
+
+        def handler(signum, frame):
+            if self._phase == "idle" or self._interrupt_requested:
+                raise KeyboardInterrupt
+            self._interrupt_requested = True
+            signal.signal(signal.SIGINT, old)  # a second Ctrl-C stops at once
+            msg = "interrupt: stopping after this step (Ctrl-C again to stop at once)"
+            if self._progress is not None:
+                self._progress.write_line(msg)
+
+        signal.signal(signal.SIGINT, handler)
+        return old
+
+    def _interrupted(self) -> TrainingInterrupted:
+        epoch, step = self.epoch + 1, self.step_in_epoch
+        consistent = self._phase != "step"
+        if self._phase == "idle":
+            epoch, step = self.epoch, 0  # between epochs: `epoch` epochs are done
+        before = self.last_checkpoint
+        if consistent:
+            self._hooks_call_safe("on_interrupt")
+        where = f"end of epoch {epoch}" if step == 0 else f"epoch {epoch}, step {step}"
+        if not consistent:
+            where = f"epoch {epoch}, inside step {step + 1}"
+            saved = (
+                f"the last good checkpoint is {before} ({self.last_checkpoint_at})"
+                if before is not None
+                else "no checkpoint was written"
+            )
+            msg = f"interrupted at {where} (not a consistent point to save); {saved}"
+            ckpt = before
+        elif self.last_checkpoint is not None and self.last_checkpoint_at == where:
+            ckpt = self.last_checkpoint
+            msg = f"interrupted at {where}: training state saved to {ckpt}"
+        else:
+            ckpt = None
+            msg = f"interrupted at {where}: no checkpoint folder set, the state was not saved"
+        if self._progress is not None:
+            self._progress.newline()  # the message travels in the exception
+        return TrainingInterrupted(msg, epoch=epoch, step=step, checkpoint=ckpt)
+
+    def _hooks_call_safe(self, hook: str) -> None:
+        for fn in self._hooks[hook]:
+            fn(self)
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The full training state as plain values and tensors (what ``save_checkpoint``
+        writes): model, optimizer, scheduler, RNG states, epoch / step / data position, running
+        sums of a part-done epoch, history, callbacks' states, config."""
+        if self._phase == "step":
+            raise EmberError(
+                "Trainer.save_checkpoint: called inside a training step, where the state is not "
+                "consistent; call it from a callback (on_batch_end, on_epoch_end)"
+            )
+        mid = self._phase in ("train", "eval") and self._acc is not None
+        if mid:
+            rng = self._rng_after_train if self._phase == "eval" else _rng.capture(self._gens)
+        else:
+            rng = self._pending_rng or _rng.capture(self._gens)
+        sched = self.scheduler.state_dict() if self.scheduler is not None else None
+        names: Counter = Counter()
+        cb_states = {}
+        for c in self.callbacks:
+            key = self._callback_key(c, names)
+            state = c.state_dict() if hasattr(c, "state_dict") else {}
+            if state:
+                cb_states[key] = state
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": sched,
+            "epoch": self.epoch,
+            "step": self.step_in_epoch if mid else 0,
+            "global_step": self.global_step,
+            "history": {k: list(v) for k, v in self.history.items()},
+            "rng": rng,
+            "epoch_rng": self._epoch_rng if mid else None,
+            "partial": self._partial() if mid else None,
+            "callbacks": cb_states,
+            "input_bound_warned": self.input_bound_warned,
+            "config": self.config,
+        }
+
+    def _partial(self) -> dict:
+        d = self._acc.to_dict()
+        if self._phase == "train":  # mid-loop: `elapsed` is only set when the loop ends
+            d["elapsed"] = time.perf_counter() - self._epoch_start
+        return d
+
+    @staticmethod
+    def _callback_key(c, names: Counter) -> str:
+        name = type(c).__name__
+        names[name] += 1
+        return name if names[name] == 1 else f"{name}.{names[name]}"
+
+    def save_checkpoint(self, path: str | os.PathLike) -> Path:
+        """Write the full training state to ``path`` (safetensors via ``ember.save``, atomic);
+        returns the path. Allowed between steps (from callbacks), not inside one."""
+        if self._bad_state:
+            raise EmberError("Trainer.save_checkpoint: the loss became non-finite; not saving")
+        from ..serialization import save
+
+        state = self.state_dict()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save(state, path)
+        self.last_checkpoint = path
+        self.last_checkpoint_at = (
+            f"end of epoch {state['epoch']}"
+            if state["step"] == 0
+            else f"epoch {state['epoch'] + 1}, step {state['step']}"
+        )
+        return path
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a state from ``state_dict`` / a checkpoint file's contents."""
+        if state.get("format") != CHECKPOINT_FORMAT:
+            raise EmberError(
+                "Trainer.resume: not a training-state checkpoint (no 'format': "
+                f"'{CHECKPOINT_FORMAT}'); best.safetensors holds weights only: load those with "
+                "model.load_state_dict(ember.load(path))"
+            )
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise EmberError(
+                f"Trainer.resume: training checkpoint version {state.get('version')!r} is not "
+                f"supported (this ember reads version {CHECKPOINT_VERSION})"
+            )
+        self.model.load_state_dict(state["model"])
+        self._bad_state = False
+        self.optimizer.load_state_dict(state["optimizer"])
+        if state["scheduler"] is not None:
+            if self.scheduler is None:
+                raise EmberError(
+                    "Trainer.resume: the checkpoint has a learning-rate scheduler's state but "
+                    "this trainer has no scheduler"
+                )
+            sched = dict(state["scheduler"])
+            for k, v in sched.items():  # Counters (MultiStepLR's milestones) come back as dicts
+                if isinstance(getattr(self.scheduler, k, None), Counter) and isinstance(v, dict):
+                    sched[k] = Counter(v)
+            self.scheduler.load_state_dict(sched)
+        self.epoch = int(state["epoch"])
+        self.global_step = int(state["global_step"])
+        self.history = {k: [float(x) for x in v] for k, v in state["history"].items()}
+        self.input_bound_warned = bool(state.get("input_bound_warned", False))
+        names: Counter = Counter()
+        saved_cbs = state.get("callbacks", {})
+        for c in self.callbacks:
+            key = self._callback_key(c, names)
+            if key in saved_cbs and hasattr(c, "load_state_dict"):
+                c.load_state_dict(saved_cbs[key])
+        step = int(state["step"])
+        if step > 0 or state.get("partial") is not None:
+            self._resume_point = (step, state["epoch_rng"], state["rng"], state["partial"])
+            self._pending_rng = None
+            self.step_in_epoch = step
+        else:
+            self._resume_point = None
+            self._pending_rng = state["rng"]
+            self.step_in_epoch = 0
+        if not self.config:
+            self.config = dict(state.get("config") or {})
+
+    def resume(self, path: str | os.PathLike) -> Trainer:
+        """Restore everything from a ``save_checkpoint`` file (``last.safetensors``); the next
+        ``fit`` continues exactly where that run stopped, mid-epoch included (same batch order,
+        skipped batches not loaded). Returns the trainer.
+
+        Build the trainer as for the run that wrote the file (same model, optimizer and
+        scheduler types and hyperparameters, same loaders)."""
+        self.load_state_dict(load_checkpoint(path))
+        self.last_checkpoint = Path(path)
+        self.last_checkpoint_at = (
+            f"end of epoch {self.epoch}"
+            if self._resume_point is None
+            else f"epoch {self.epoch + 1}, step {self.step_in_epoch}"
+        )
+        return self
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict:
+    """The contents of a training-state checkpoint (``last.safetensors``) as a dict: ``model``
+    (the state dict), ``optimizer``, ``scheduler``, ``epoch``, ``step``, ``global_step``,
+    ``history``, ``config``...; raises ``EmberError`` for a file that is not one.
+
+    >>> import ember, os, tempfile
+    >>> from ember.train import load_checkpoint
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> ember.save({"w": ember.ones(1)}, path)
+    >>> load_checkpoint(path)
+    Traceback (most recent call last):
+    ...
+    ember._errors.EmberError: ...w.safetensors is not a training-state checkpoint...
+    """
+    from ..serialization import load
+
+    state = load(path)
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise EmberError(
+            f"{path} is not a training-state checkpoint (it has no 'format': "
+            f"'{CHECKPOINT_FORMAT}'); weights-only files load with ember.load"
+        )
+    return state
+
+
+def load_weights(path: str | os.PathLike) -> dict:
+    """A model state dict from either kind of file: ``best.safetensors`` (weights only) or
+    ``last.safetensors`` (full training state).
+
+    >>> import ember, os, tempfile
+    >>> from ember.train import load_weights
+    >>> path = os.path.join(tempfile.mkdtemp(), "best.safetensors")
+    >>> ember.save(ember.nn.Linear(2, 1).state_dict(), path)
+    >>> sorted(load_weights(path))
+    ['bias', 'weight']
+    """
+    from ..serialization import load
+
+    state = load(path)
+    if isinstance(state, dict) and state.get("format") == CHECKPOINT_FORMAT:
+        return state["model"]
+    if not isinstance(state, dict):
+        raise EmberError(f"{path}: expected a state dict, found a {type(state).__name__}")
+    return state
+
+
+def fit(
+    model,
+    train_loader: Iterable,
+    eval_loader: Iterable | None = None,
+    *,
+    epochs: int = 1,
+    optimizer=None,
+    lr: float = 1e-3,
+    resume: str | os.PathLike | None = None,
+    **trainer_kwargs: Any,
+) -> dict[str, list[float]]:
+    """Train ``model`` and return its history: ``Trainer(...).fit(epochs)`` in one call.
+
+    ``optimizer`` defaults to ``Adam(model.parameters(), lr=lr)``; ``resume`` continues from a
+    ``last.safetensors``; other keywords go to ``Trainer``.
+
+    >>> import ember
+    >>> from ember.data import DataLoader, TensorDataset
+    >>> from ember.train import fit
+    >>> _ = ember.manual_seed(0)
+    >>> x = ember.randn(32, 3); y = (x.sum(1) > 0).long()
+    >>> h = fit(ember.nn.Linear(3, 2), DataLoader(TensorDataset(x, y), batch_size=8),
+    ...         epochs=2, lr=0.1, verbose=0)
+    >>> len(h["train_loss"]), "test_loss" in h
+    (2, False)
+    """
+    if optimizer is None:
+        from ..optim import Adam
+
+        optimizer = Adam(model.parameters(), lr=lr)
+    trainer = Trainer(model, optimizer, train_loader, eval_loader, **trainer_kwargs)
+    if resume is not None:
+        trainer.resume(resume)
+    return trainer.fit(epochs)

@@ -1,0 +1,479 @@
+"""ember's CUDA kernels and their glue, checked on the CPU.
+
+The kernel sources in ``ember.backend.kernels`` run here through ``_emulator`` (g++ compiles
+the very strings ember gives CuPy) and must match the NumPy references, which are the CPU's own
+computations: optimizer updates bit for bit, row kernels to rounding. The ops' GPU branches are
+driven with the emulated module as ``xp``; cuDNN graphs with a stand-in frontend
+(``_fakecudnn``) that convolves with PyTorch. Where nvcc is installed, every source also has to
+compile for sm_90 (no GPU needed). Real-GPU comparisons are in ``test_gpu.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+from ember.backend import kernels
+from ember.backend.kernels import conv as kconv
+from ember.backend.kernels import matmul as kmatmul
+from ember.backend.kernels import optim as koptim
+from ember.backend.kernels import rows
+from ember.ops import conv as C
+from ember.ops.linalg import MatMul
+from ember.ops.norm import LayerNormalize
+from ember.ops.softmax import LogSoftmax, Softmax
+
+from . import _emulator
+
+pytestmark = pytest.mark.skipif(not _emulator.available(), reason="needs g++ to emulate kernels")
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.fixture
+def xp(monkeypatch):
+    """The emulated CuPy, with small blocks (32 threads) to keep the emulation quick."""
+    monkeypatch.setattr(rows, "BLOCK", 32)
+    kernels.clear()
+    yield _emulator.emulated_xp()
+    kernels.clear()
+
+
+# -- optimizers: the fused kernel against ember.optim's NumPy update --------------------------
+
+
+def _reference(cls, group):
+    opt = cls([ember.nn.Parameter(ember.zeros(1))], **group)
+    return opt.update
+
+
+def _run_both(xp, fused_step, cls, group, state, dtype, steps=3):
+    rng = np.random.default_rng(1)
+    p = rng.standard_normal((7, 5)).astype(dtype)
+    p_ref, st_ref = p.copy(), copy.deepcopy(state)
+    ref = _reference(cls, group)
+    for _ in range(steps):
+        g = rng.standard_normal(p.shape).astype(dtype)
+        ref(p_ref, g, st_ref, group)
+        fused_step(xp, p, g, state, group)
+    np.testing.assert_array_equal(p, p_ref)
+    for k, v in st_ref.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(state[k], v, err_msg=k)
+        else:
+            assert state[k] == v, k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "cls,amsgrad,wd",
+    [
+        (ember.optim.Adam, False, 0.0),
+        (ember.optim.Adam, True, 0.1),
+        (ember.optim.AdamW, False, 0.01),
+        (ember.optim.AdamW, True, 0.0),
+    ],
+)
+def test_adam_kernel_matches_numpy(xp, dtype, cls, amsgrad, wd):
+    group = dict(lr=1e-2, betas=(0.8, 0.99), eps=1e-6, weight_decay=wd, amsgrad=amsgrad)
+    shape = (7, 5)
+    state = {"step": 0, "exp_avg": np.zeros(shape, dtype), "exp_avg_sq": np.zeros(shape, dtype)}
+    if amsgrad:
+        state["max_exp_avg_sq"] = np.zeros(shape, dtype)
+    decoupled = cls is ember.optim.AdamW
+
+    def step(xp, p, g, st, group):
+        koptim.adam(xp, p, g, st, group, decoupled)
+
+    _run_both(xp, step, cls, group, state, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "momentum,dampening,nesterov,wd",
+    [(0.0, 0.0, False, 0.0), (0.0, 0.0, False, 0.1), (0.9, 0.0, False, 0.0), (0.9, 0.0, True, 0.01),
+     (0.5, 0.3, False, 0.0)],
+)  # fmt: skip
+def test_sgd_kernel_matches_numpy(xp, dtype, momentum, dampening, nesterov, wd):
+    group = dict(lr=0.1, momentum=momentum, dampening=dampening, nesterov=nesterov,
+                 weight_decay=wd)  # fmt: skip
+    ref = _reference(ember.optim.SGD, group)
+
+    def step(xp, p, g, st, group):
+        if not koptim.sgd(xp, p, g, st, group):  # the first momentum step copies g: NumPy
+            ref(p, g, st, group)
+
+    _run_both(xp, step, ember.optim.SGD, group, {"momentum_buffer": None}, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("centered", [False, True])
+@pytest.mark.parametrize("momentum,wd", [(0.0, 0.0), (0.9, 0.1)])
+def test_rmsprop_kernel_matches_numpy(xp, dtype, centered, momentum, wd):
+    group = dict(lr=1e-2, alpha=0.9, eps=1e-8, weight_decay=wd, momentum=momentum,
+                 centered=centered)  # fmt: skip
+    shape = (7, 5)
+    state = {"step": 0, "square_avg": np.zeros(shape, dtype)}
+    if momentum:
+        state["momentum_buffer"] = np.zeros(shape, dtype)
+    if centered:
+        state["grad_avg"] = np.zeros(shape, dtype)
+    _run_both(xp, koptim.rmsprop, ember.optim.RMSprop, group, state, dtype)
+
+
+def test_optimizers_dispatch_to_the_kernel(xp, monkeypatch):
+    """``update`` on a fused array module takes the kernel; on NumPy the old code."""
+    from ember.optim import adam, rmsprop, sgd
+
+    for mod in (adam, rmsprop, sgd):
+        monkeypatch.setattr(mod, "xp_of", lambda a: xp)
+    w = ember.nn.Parameter(ember.ones(4))
+    for opt in (
+        ember.optim.Adam([w], lr=0.1),
+        ember.optim.AdamW([w], lr=0.1),
+        ember.optim.RMSprop([w], lr=0.1, momentum=0.5),
+        ember.optim.SGD([w], lr=0.1, momentum=0.9),
+    ):
+        for _ in range(2):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+    built = {key[1] for key in kernels._cache if key[0] == "optim"}
+    assert built == {"adam", "rmsprop", "sgd"}
+    assert np.isfinite(w.detach().numpy()).all()
+
+
+def test_elementwise_sources_specialize_the_accumulation_type():
+    ins, outs, op = koptim.specialize(koptim.adam_source(True, False), np.float64)
+    assert ins.startswith("G g, float64 b1, float64 omb1")
+    assert outs == "T p, T m, T v, T vmax"
+    assert op.startswith("typedef double A;")
+    _, _, op32 = koptim.specialize(koptim.sgd_source(True, True), np.float32)
+    assert "typedef float A;" in op32 and "momentum * bb" in op32
+
+
+# -- row kernels: softmax, log-softmax, layer norm --------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((5, 70), -1), ((3, 4, 9), 1), ((2, 3), 0), ((1, 1), -1)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_kernel(xp, dtype, shape, dim, log):
+    x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(dtype)
+    got = rows.softmax(xp, x, dim, log)
+    want = rows.softmax_reference(np, x, log, dim)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_softmax_kernel_non_contiguous_and_extremes(xp):
+    x = np.random.default_rng(0).standard_normal((6, 40)).astype(np.float32)[:, ::2]
+    x[0, 0] = 1e30  # one huge logit: the max subtraction keeps exp finite
+    x[1, :] = -np.inf  # all -inf: NaN, as NumPy gives
+    x[2, 3] = np.nan  # a NaN spreads over its row
+    got = rows.softmax(xp, x, -1, False)
+    with np.errstate(invalid="ignore"):
+        want = rows.softmax_reference(np, x, False)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert np.isnan(got[1]).all() and np.isnan(got[2]).all() and got[0, 0] == 1.0
+
+
+def test_softmax_kernel_bfloat16(xp):
+    x = np.random.default_rng(0).standard_normal((4, 50)).astype(np.float32)
+    xb = x.astype(BF16)
+    got = rows.softmax(xp, xb, -1, True)
+    assert got.dtype == BF16
+    want = rows.softmax_reference(np, xb.astype(np.float32), True).astype(BF16)
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))  # float32 inside
+
+
+def test_bfloat16_store_rounds_to_nearest_even(xp):
+    """The kernels' float -> bfloat16 store rounds as ml_dtypes does (ties to even, inf, NaN,
+    subnormals) and the load is exact."""
+    _, io = rows._IO["bf16"]
+    src = (
+        "typedef float A;\n" + io + 'extern "C" __global__ void rt(const float* x, ST* y, '
+        "float* back, long long n) {\n"
+        "  for (long long i = threadIdx.x; i < n; i += blockDim.x) {\n"
+        "    y[i] = st(x[i]);\n    back[i] = ld(y[i]);\n  }\n}\n"
+    )
+    bits = np.random.default_rng(0).integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    special = [1.0, 1.00390625, 1.01171875, 1.0078125, -3.3e38, 3.4e38, np.inf, -np.inf, 1e-40]
+    x = np.concatenate([bits.view(np.float32), np.array(special, np.float32)])
+    x = x[~np.isnan(x)]
+    y, back = np.empty(x.shape, np.uint16), np.empty(x.shape, np.float32)
+    xp.RawKernel(src, "rt")((1,), (8,), (x, y, back, np.int64(x.size)))
+    np.testing.assert_array_equal(y, x.astype(BF16).view(np.uint16))
+    np.testing.assert_array_equal(back, x.astype(BF16).astype(np.float32))
+    nan = np.array([np.nan], np.float32)
+    xp.RawKernel(src, "rt")((1,), (1,), (nan, y[:1], back[:1], np.int64(1)))
+    assert np.isnan(back[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes", [((4, 33), 1), ((2, 3, 5, 7), 2), ((3, 1), 1)])
+def test_layer_norm_kernel(xp, dtype, shape, axes):
+    x = (np.random.default_rng(0).standard_normal(shape) * 3 + 1).astype(dtype)
+    got = rows.layer_norm(xp, x, axes, 1e-5)
+    want = rows.layer_norm_reference(np, x, axes, 1e-5)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_layer_norm_reference_is_f_layer_norm():
+    x = ember.randn(3, 4, 5)
+    want = ember.nn.functional.layer_norm(x, (4, 5)).numpy()
+    np.testing.assert_allclose(rows.layer_norm_reference(np, x.numpy(), 2, 1e-5), want, 1e-6, 1e-6)
+
+
+def test_empty_rows_skip_the_kernel(xp):
+    x = np.zeros((0, 5), np.float32)
+    assert rows.softmax(xp, x, -1, False).shape == (0, 5)
+    assert rows.layer_norm(xp, x, 1, 1e-5).shape == (0, 5)
+    assert not kernels._cache
+
+
+def test_ops_take_the_kernels_on_a_gpu_module(xp):
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    np.testing.assert_allclose(Softmax(1).forward(xp, x), Softmax(1).forward(np, x), 1e-6, 1e-7)
+    np.testing.assert_allclose(LogSoftmax(0).forward(xp, x), LogSoftmax(0).forward(np, x), 1e-6)
+    ln = LayerNormalize(1, 1e-5)
+    np.testing.assert_allclose(ln.forward(xp, x), ln.forward(np, x), 2e-6, 2e-6)
+    names = {(key[1], key[3]) for key in kernels._cache if key[0] == "rows"}
+    assert names == {("softmax", False), ("softmax", True), ("layer_norm", False)}
+
+
+def test_sources_fill_in_block_and_storage():
+    src = rows.source("softmax", "f16", block=128, log=True)
+    assert "#define BLOCK 128" in src and "#define LOG 1" in src and "cvt.rn.f16.f32" in src
+    assert "typedef double A;" in rows.source("layer_norm", "f64")
+
+
+# -- matmul: TF32 policy and the folded N-D @ 2-D product -------------------------------------
+
+
+def test_matmul_applies_the_tf32_setting_once_per_change(xp, monkeypatch):
+    calls = xp._core._routines_linalg.calls
+    monkeypatch.setattr(kmatmul, "_setter", [])
+    monkeypatch.setattr(kmatmul, "_applied", [None])
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    mm = MatMul()
+    mm.forward(xp, a, b)
+    mm.forward(xp, a, b)
+    assert calls == [(np.dtype(np.float32), 1)]  # DEFAULT: PyTorch's default, no TF32
+    try:
+        ember.backends.cuda.matmul.allow_tf32 = True
+        mm.forward(xp, a, b)
+        ember.backends.set_float32_matmul_precision("medium")
+        mm.forward(xp, a, b)
+        assert calls[1:] == [(np.dtype(np.float32), 7)] * 2
+    finally:
+        ember.backends.set_float32_matmul_precision("highest")
+    mm.forward(xp, a, b)
+    assert calls[-1] == (np.dtype(np.float32), 1) and len(calls) == 4
+
+
+@pytest.mark.parametrize(
+    "sa,sb", [((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (4, 2)), ((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)),
+              ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((2, 3, 0), (0, 4)), ((2, 0, 4), (4, 3))],
+)  # fmt: skip
+def test_matmul_gpu_branch_keeps_numpy_semantics(xp, sa, sb):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+    got = kmatmul.matmul(xp, a, b)
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-6, atol=1e-6)
+    assert got.shape == np.matmul(a, b).shape
+
+
+# -- backends switches ------------------------------------------------------------------------
+
+
+def test_backend_switch_defaults_follow_pytorch():
+    assert ember.backends.get_float32_matmul_precision() == "highest"
+    assert ember.backends.cuda.matmul.allow_tf32 is False
+    assert ember.backends.cudnn.allow_tf32 is True
+    assert ember.backends.cudnn.enabled is True
+    assert ember.backends.cudnn.benchmark is False
+    assert ember.backends.cudnn.deterministic is False
+
+
+def test_matmul_precision_names():
+    try:
+        for name, tf32 in (("high", True), ("medium", True), ("highest", False)):
+            ember.backends.set_float32_matmul_precision(name)
+            assert ember.backends.cuda.matmul.allow_tf32 is tf32
+        ember.backends.cuda.matmul.allow_tf32 = True
+        assert ember.backends.get_float32_matmul_precision() == "high"
+        with pytest.raises(ValueError, match="expected one of 'highest', 'high', 'medium'"):
+            ember.backends.set_float32_matmul_precision("tf32")
+    finally:
+        ember.backends.set_float32_matmul_precision("highest")
+
+
+def test_cudnn_flags_context_restores():
+    with ember.backends.cudnn.flags(enabled=False, allow_tf32=False, deterministic=True):
+        assert not ember.backends.cudnn.enabled and not ember.backends.cudnn.allow_tf32
+        assert ember.backends.cudnn.deterministic
+    assert ember.backends.cudnn.enabled and ember.backends.cudnn.allow_tf32
+    assert not ember.backends.cudnn.deterministic
+
+
+# -- convolution: cuDNN frontend graphs (stand-in frontend) and the im2col fallback ----------
+
+CONV_CONFIGS = [
+    ((2, 3, 6, 6), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 4, 9, 8), (6, 2, 3, 3), (2, 1), (2, 1), (2, 1), 2),
+    ((1, 4, 5, 5), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4),
+    ((2, 4, 5, 5), (3, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1),
+]
+
+
+@pytest.fixture
+def fake_cudnn(xp, monkeypatch):
+    from . import _fakecudnn
+
+    monkeypatch.setattr(ember.backends.cudnn, "_module", [_fakecudnn])
+    monkeypatch.setattr(kconv, "fused", lambda xp: True)
+    monkeypatch.setattr(kconv, "ptr", lambda a: a.ctypes.data)
+    monkeypatch.setattr(kconv, "device_id", lambda a: 0)
+    _fakecudnn.log.clear()
+    _fakecudnn.fail_build[0] = False
+    kconv.clear()
+    yield _fakecudnn
+    kconv.clear()
+
+
+def _conv_arrays(xs, ws, p):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    y = C.Conv2d(*p).forward(np, x, w)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    return x, w, np.ascontiguousarray(y), g
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups", CONV_CONFIGS)
+def test_cudnn_graphs_compute_the_three_convolutions(xp, fake_cudnn, xs, ws, stride, padding,
+                                                     dilation, groups):  # fmt: skip
+    p = (stride, padding, dilation, groups)
+    x, w, y, g = _conv_arrays(xs, ws, p)
+    got = C.Conv2d(*p).forward(xp, x, w)
+    np.testing.assert_allclose(got, y, rtol=1e-4, atol=1e-4)
+    dx = C.Conv2dGradInput(xs, *p).forward(xp, g, w)
+    np.testing.assert_allclose(dx, C.Conv2dGradInput(xs, *p).forward(np, g, w), 1e-4, 1e-4)
+    dw = C.Conv2dGradWeight(ws, *p).forward(xp, x, g)
+    np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
+    kinds = [d for e, d in fake_cudnn.log if e == "execute"]
+    assert kinds == ["fprop", "dgrad", "wgrad"]
+    assert ("deselect", ("TENSOR_CORE",)) not in fake_cudnn.log  # TF32 allowed by default
+
+
+def test_cudnn_graph_is_cached_and_channels_last_is_described(xp, fake_cudnn):
+    p = ((1, 1), (1, 1), (1, 1), 1)
+    x, w, y, _ = _conv_arrays((2, 3, 5, 5), (4, 3, 3, 3), p)
+    x_cl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # NHWC memory
+    for arr in (x, x, x_cl):
+        np.testing.assert_allclose(C.Conv2d(*p).forward(xp, arr, w), y, rtol=1e-4, atol=1e-4)
+    graphs = [e for e, _ in fake_cudnn.log if e == "graph"]
+    assert len(graphs) == 2  # one per layout, reused for the repeat
+
+
+def test_cudnn_switches_filter_plans(xp, fake_cudnn):
+    p = ((1, 1), (0, 0), (1, 1), 1)
+    x, w, y, _ = _conv_arrays((1, 2, 4, 4), (2, 2, 3, 3), p)
+    with ember.backends.cudnn.flags(allow_tf32=False, deterministic=True):
+        C.Conv2d(*p).forward(xp, x, w)
+    assert ("deselect", ("TENSOR_CORE", "NONDET")) in fake_cudnn.log
+    fake_cudnn.log.clear()
+    with ember.backends.cudnn.flags(enabled=False):  # off: im2col on the GPU module
+        np.testing.assert_allclose(C.Conv2d(*p).forward(xp, x, w), y, rtol=1e-5, atol=1e-5)
+    assert not fake_cudnn.log
+
+
+def test_cudnn_without_a_plan_falls_back_once_with_a_warning(xp, fake_cudnn):
+    fake_cudnn.fail_build[0] = True
+    p = ((1, 1), (1, 1), (1, 1), 1)
+    x, w, y, _ = _conv_arrays((1, 2, 4, 4), (3, 2, 3, 3), p)
+    with pytest.warns(RuntimeWarning, match="cuDNN has no plan for conv fprop"):
+        got = C.Conv2d(*p).forward(xp, x, w)
+    np.testing.assert_allclose(got, y, rtol=1e-5, atol=1e-5)
+    C.Conv2d(*p).forward(xp, x, w)  # remembered: no second build, no second warning
+    assert sum(e == "graph" for e, _ in fake_cudnn.log) == 1
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups", CONV_CONFIGS)
+def test_im2col_path_runs_on_a_non_numpy_module(xp, xs, ws, stride, padding, dilation, groups):
+    """Without cuDNN the GPU runs ember's im2col code on CuPy: same results as on NumPy."""
+    p = (stride, padding, dilation, groups)
+    x, w, y, g = _conv_arrays(xs, ws, p)
+    np.testing.assert_allclose(C.Conv2d(*p).forward(xp, x, w), y, rtol=1e-5, atol=1e-5)
+    dx = C.Conv2dGradInput(xs, *p).forward(xp, g, w)
+    np.testing.assert_allclose(dx, C.Conv2dGradInput(xs, *p).forward(np, g, w), 1e-5, 1e-5)
+    dw = C.Conv2dGradWeight(ws, *p).forward(xp, x, g)
+    np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
+
+
+# -- every source compiles for a GPU (nvcc, no device needed) ---------------------------------
+
+NVCC = shutil.which("nvcc")
+
+
+def _elementwise_as_cuda(name: str, src, storage: str, acc) -> str:
+    """An ElementwiseKernel spelled out as CuPy generates it: in-params const, out-params refs."""
+    ins, outs, op = koptim.specialize(src, acc)
+    ctype = {"float32": "float", "float64": "double"}
+    params, loads = [], []
+    for spec, out in ((ins, False), (outs, True)):
+        for p in spec.split(", "):
+            typ, var = p.split()
+            if typ in ("T", "G"):
+                params.append(f"{storage}* _{var}")
+                ref = "&" if out else ""
+                loads.append(f"{'' if out else 'const '}{storage}{ref} {var} = _{var}[i_];")
+            else:
+                params.append(f"{ctype[typ]} {var}")
+    return (
+        f'extern "C" __global__ void {name}(long long n, {", ".join(params)}) {{\n'
+        "  long long i_ = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i_ >= n) return;\n"
+        f"  typedef {storage} T;\n  typedef {storage} G;\n  " + "\n  ".join(loads) + "\n"
+        f"  {{\n{op}\n  }}\n}}\n"
+    )
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+def test_sources_compile_with_nvcc(tmp_path):
+    units = []
+    for kind in ("softmax", "layer_norm"):
+        for storage in ("f32", "f64", "f16", "bf16"):
+            for log in (False, True) if kind == "softmax" else (False,):
+                units.append(rows.source(kind, storage, rows.BLOCK, log))
+    storages = (("float", np.float32), ("double", np.float64), ("__half", np.float32),
+                ("__nv_bfloat16", np.float32))  # fmt: skip
+    sources = [("adam", koptim.adam_source(a, d)) for a in (False, True) for d in (False, True)] + [
+        ("sgd", koptim.sgd_source(m, n)) for m, n in ((False, False), (True, False), (True, True))
+    ]
+    sources += [("rms", koptim.rmsprop_source(c, m)) for c in (False, True) for m in (False, True)]
+    ew = []
+    for i, (name, src) in enumerate(sources):
+        for j, (storage, acc) in enumerate(storages):
+            ew.append(_elementwise_as_cuda(f"ew_{name}_{i}_{j}", src, storage, acc))
+    units.append("".join(ew))
+    # one translation unit (one nvcc run): each source in a namespace of its own
+    body = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+    for i, unit in enumerate(units):
+        unit = unit.replace('extern "C" ', "").replace("#include <cuda_fp16.h>\n", "")
+        unit = unit.replace("#include <cuda_bf16.h>\n", "")
+        body += f"#undef BLOCK\n#undef LOG\nnamespace u{i} {{\n{unit}\n}}\n"
+    path = tmp_path / "kernels.cu"
+    path.write_text(body)
+    cmd = [NVCC, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"), str(path)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr

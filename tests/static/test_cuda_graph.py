@@ -1,0 +1,430 @@
+"""ember.compile on cuda: CUDA-graph capture and replay (ember/static/cuda_graph.py).
+
+Without a GPU these run on the fake CuPy (``tests/_fakecupy.py``) with a stand-in for stream
+capture: "capturing" runs the step once (as the first launch would), and each later launch
+runs the recorded step again and copies its results into the buffers of the first run, so the
+graph's fixed addresses (static inputs, outputs and gradients) behave as on a GPU. That checks
+the Python logic: warm-up, static buffers, hyperparameters computed on the host before each
+launch, guards that recapture, stores after a replay, the fallbacks and their warnings. The
+kernels themselves (ElementwiseKernel updates, cuBLAS through ctypes) need a GPU: the tests
+marked ``gpu`` at the end run there.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.static import _cublas, cuda_graph
+
+CUDA = ember.cuda.is_available()
+
+
+class FakeGraph:
+    """A captured step for the fake CuPy: the first launch is the capture's own run."""
+
+    def __init__(self, body, result):
+        self.body, self.result, self.launches = body, result, 0
+
+    @staticmethod
+    def arrays(result):
+        outs, post = result
+        return list(outs) + [arr for _, _, arr in post]
+
+    def launch(self, stream=None):
+        self.launches += 1
+        if self.launches == 1:
+            return
+        for static, new in zip(self.arrays(self.result), self.arrays(self.body())):
+            if static is not None and static is not new:
+                static[...] = new
+
+
+def _symbol_aware_device_of(device_of):
+    """``backend.device_of`` that also reads a traced Symbol's device tag (``.device.id``), as
+    the committed version did; see the report: the new one answers cpu for cuda Symbols."""
+    from ember.backend import cuda_device
+
+    def patched(array):
+        dev = device_of(array)
+        if dev.type == "cpu" and type(array) is not np.ndarray:
+            tag = getattr(array, "device", None)
+            if tag is not None and hasattr(tag, "id"):
+                return cuda_device(tag.id)
+        return dev
+
+    return patched
+
+
+@pytest.fixture
+def gpu(fake_cuda, monkeypatch):
+    import ember._tensor
+    import ember.ops.base
+
+    for mod in (ember._tensor, ember.ops.base):
+        monkeypatch.setattr(mod, "device_of", _symbol_aware_device_of(mod.device_of))
+
+    def set_(self, arr, stream=None):
+        np.copyto(self.view(np.ndarray), arr)
+
+    monkeypatch.setattr(fake_cuda.ndarray, "set", set_, raising=False)
+    monkeypatch.setattr(
+        fake_cuda.cuda, "using_allocator", lambda a=None: contextlib.nullcontext(), raising=False
+    )
+    captured = []
+
+    def capture(cp, stream, body):
+        g = FakeGraph(body, body())
+        captured.append(g)
+        return g, g.result
+
+    monkeypatch.setattr(cuda_graph, "_capture", capture)
+    fake_cuda.graphs = captured
+    return fake_cuda
+
+
+def _net(seed=0, device="cuda"):
+    ember.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3))
+    return model.to(device)
+
+
+def _data(n=4, device="cuda"):
+    rng = np.random.default_rng(1)
+    x = ember.tensor(rng.standard_normal((n, 6)).astype(np.float32)).to(device)
+    y = ember.tensor(rng.standard_normal((n, 3)).astype(np.float32)).to(device)
+    return x, y
+
+
+def _step_fn(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def _params(model):
+    return [p.detach().cpu().numpy().copy() for p in model.parameters()]
+
+
+OPTIMIZERS = {
+    "adam": lambda ps: ember.optim.Adam(ps, lr=1e-2),
+    "adamw-amsgrad": lambda ps: ember.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, amsgrad=True),
+    "adam-wd-maximize": lambda ps: ember.optim.Adam(ps, lr=1e-2, weight_decay=0.1, maximize=True),
+    "sgd": lambda ps: ember.optim.SGD(ps, lr=0.1),
+    "sgd-nesterov": lambda ps: ember.optim.SGD(
+        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01
+    ),
+    "sgd-dampening": lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_replayed_steps_match_eager(gpu, name):
+    make = OPTIMIZERS[name]
+    x, y = _data()
+    m_eager, m_graph = _net(), _net()
+    o_eager, o_graph = make(m_eager.parameters()), make(m_graph.parameters())
+    eager = _step_fn(m_eager, o_eager)
+    compiled = ember.compile(_step_fn(m_graph, o_graph))
+    for i in range(5):
+        le, lc = eager(x, y), compiled(x, y)
+        assert lc.device == ember.device("cuda")
+        np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-6, err_msg=f"step {i}")
+    for a, b in zip(_params(m_eager), _params(m_graph)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+    runner = compiled._latest.runner
+    assert runner is not None and runner.captures == 1 and runner.disabled is None
+    assert gpu.graphs[0].launches == 4  # calls 2-5: the capture's own launch, then 3 replays
+    if "adam" in name:
+        st = o_graph.state[next(iter(m_graph.parameters()))]
+        assert st["step"] == 5
+
+
+def test_hyperparameters_follow_the_host(gpu):
+    x, y = _data()
+    m_eager, m_graph = _net(), _net()
+    o_eager = ember.optim.Adam(m_eager.parameters(), lr=1e-2)
+    o_graph = ember.optim.Adam(m_graph.parameters(), lr=1e-2)
+    s_eager = ember.optim.lr_scheduler.StepLR(o_eager, step_size=1, gamma=0.5)
+    s_graph = ember.optim.lr_scheduler.StepLR(o_graph, step_size=1, gamma=0.5)
+    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
+    for _ in range(4):
+        le, lc = eager(x, y), compiled(x, y)
+        s_eager.step()
+        s_graph.step()
+        np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-6)
+    for a, b in zip(_params(m_eager), _params(m_graph)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+def test_default_mode_copies_outputs_reduce_overhead_does_not(gpu):
+    x, y = _data()
+    for mode, aliased in (("default", False), ("reduce-overhead", True)):
+        model = _net()
+        step = ember.compile(
+            _step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)), mode=mode
+        )
+        losses = [step(x, y) for _ in range(4)]
+        values = [float(v.item()) for v in losses]
+        same = losses[2]._data is losses[3]._data
+        assert same == aliased, mode
+        if not aliased:
+            assert values[1] > values[2] > values[3]
+
+
+def test_gradients_after_a_replay_are_the_graphs(gpu):
+    x, y = _data()
+    model = _net()
+    step = ember.compile(_step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)))
+    ref = _net()
+    ref_step = _step_fn(ref, ember.optim.SGD(ref.parameters(), lr=0.1))
+    for _ in range(3):
+        step(x, y)
+        ref_step(x, y)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.cpu().numpy(), rtol=1e-5)
+
+
+def test_accumulating_gradients_without_zero_grad(gpu):
+    x, y = _data()
+
+    def acc_fn(model):
+        def step(x, y):
+            F.mse_loss(model(x), y).backward()
+
+        return step
+
+    model, ref = _net(), _net()
+    step, ref_step = ember.compile(acc_fn(model)), acc_fn(ref)
+    for _ in range(4):
+        step(x, y)
+        ref_step(x, y)
+    assert step._latest.runner.captures == 1
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.cpu().numpy(), rtol=1e-5)
+
+
+def test_arguments_are_copied_in_and_written_back(gpu):
+    @ember.compile
+    def f(x, y):
+        x.add_(1.0)
+        return x * y, x
+
+    x = ember.zeros(3, device="cuda")
+    y = ember.full((3,), 2.0, device="cuda")
+    for i in range(1, 5):
+        prod, same = f(x, y)
+        assert x.tolist() == [float(i)] * 3
+        assert prod.tolist() == [2.0 * i] * 3
+        assert same.tolist() == x.tolist()
+    other = ember.full((3,), 10.0, device="cuda")
+    assert f(other, y)[0].tolist() == [22.0] * 3 and other.tolist() == [11.0] * 3
+
+
+def test_dropout_runs_without_a_graph_with_one_warning(gpu):
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 5), nn.Dropout(0.5), nn.Linear(5, 3)).to("cuda")
+    step = ember.compile(_step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)))
+    x, y = _data()
+    with pytest.warns(RuntimeWarning, match="DropoutMask draws random numbers on the host"):
+        step(x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            step(x, y)
+    assert not gpu.graphs
+
+
+def test_other_optimizers_are_not_captured(gpu):
+    model = _net()
+    opt = ember.optim.RMSprop(model.parameters(), lr=1e-2)
+    step = ember.compile(_step_fn(model, opt))
+    x, y = _data()
+    with pytest.warns(RuntimeWarning, match="RMSprop's update reads Python state"):
+        for _ in range(3):
+            step(x, y)
+    assert not gpu.graphs
+
+
+def test_capture_failure_falls_back_once(gpu, monkeypatch):
+    def broken(cp, stream, body):
+        raise RuntimeError("cudaErrorStreamCaptureUnsupported: operation not permitted")
+
+    monkeypatch.setattr(cuda_graph, "_capture", broken)
+    x, y = _data()
+    m_eager, m_graph = _net(), _net()
+    o_eager = ember.optim.Adam(m_eager.parameters(), lr=1e-2)
+    o_graph = ember.optim.Adam(m_graph.parameters(), lr=1e-2)
+    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
+    with pytest.warns(RuntimeWarning, match="capture failed: RuntimeError: cudaErrorStream"):
+        for _ in range(4):
+            np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    p = next(iter(m_graph.parameters()))
+    assert o_graph.state[p]["step"] == 4  # the failed capture's step was undone
+
+
+def test_replaced_optimizer_state_recaptures(gpu, capsys):
+    x, y = _data()
+    m_eager, m_graph = _net(), _net()
+    o_eager = ember.optim.Adam(m_eager.parameters(), lr=1e-2)
+    o_graph = ember.optim.Adam(m_graph.parameters(), lr=1e-2)
+    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
+    for _ in range(3):
+        eager(x, y), compiled(x, y)
+    o_eager.load_state_dict(o_eager.state_dict())
+    o_graph.load_state_dict(o_graph.state_dict())
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    assert "recapturing the CUDA graph" in capsys.readouterr().err
+    assert compiled._latest.runner.captures == 2
+    for a, b in zip(_params(m_eager), _params(m_graph)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+def test_switches(gpu):
+    x, y = _data()
+    model = _net()
+    for kwargs in ({"cuda_graph": False}, {"mode": "max-autotune-no-cudagraphs"}):
+        step = ember.compile(_step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)), **kwargs)
+        step(x, y)
+        assert step._latest.runner is None
+    with pytest.raises(ValueError, match="unknown mode 'fast'"):
+        ember.compile(lambda x: x, mode="fast")
+
+
+def test_cpu_steps_have_no_runner():
+    model = _net(device="cpu")
+    step = ember.compile(_step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)))
+    step(*_data(device="cpu"))
+    assert step._latest.runner is None
+
+
+# -- code generation and the host half of the captured kernels ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "kind, variant",
+    [
+        ("adam", (False, False, False, True)),
+        ("adam", (True, True, False, True)),
+        ("sgd", (False, False, False, True, True)),
+        ("sgd", (True, True, False, True, False)),
+    ],
+)
+def test_capturable_source_reads_every_scalar_from_the_device(kind, variant):
+    from ember.backend.kernels import optim as k
+
+    src = k.adam_source(*variant[:2]) if kind == "adam" else k.sgd_source(*variant[:2])
+    ins, outs, op = cuda_graph.capturable_source(kind, variant, "float32")
+    assert outs == src[1]
+    assert ins.endswith("raw float32 hyp") and " A " not in f" {ins} "
+    names = cuda_graph._scalar_names(kind, variant)
+    for i, n in enumerate(names):
+        assert f"const A {n} = hyp[{i}];" in op
+    assert op.endswith(src[2]) and op.startswith("typedef float A;")
+    assert "typedef double A;" in cuda_graph.capturable_source(kind, variant, "float64")[2]
+
+
+def test_host_scalars_equal_the_eager_kernels_arguments(monkeypatch):
+    """The values written before each launch are the arguments the eager fused kernels of
+    ember.backend.kernels.optim get, name by name."""
+    from ember.backend.kernels import optim as k
+
+    got = []
+    monkeypatch.setattr(k, "_kernel", lambda *a, **kw: lambda *args: got.append(args))
+    p = ember.nn.Parameter(ember.ones(3))
+    opt = ember.optim.AdamW([p], lr=0.01, weight_decay=0.1)
+    group = opt.param_groups[0]
+    st = opt.init_state(p, group)
+    st["step"] = 4
+    k.adam(np, p._data, p._data, dict(st), group, decoupled=True)
+    node = type("N", (), {})()
+    op = cuda_graph.OptimizerUpdate(opt, p, group)
+    opt.state[p] = st
+    u = cuda_graph._Update(op)
+    vals = u.values()
+    assert st["step"] == 5
+    assert [np.float32(vals[n]) for n in u.names] == [np.float32(a) for a in got[0][1:10]]
+    del node
+
+
+def test_gemm_plan_against_numpy():
+    """The column-major GEMM arguments, run by a NumPy model of cuBLAS, give ``a @ b`` for
+    C-contiguous and transposed operands."""
+    rng = np.random.default_rng(0)
+
+    def colmajor(buf, rows, cols, ld):
+        return np.lib.stride_tricks.as_strided(buf, (rows, cols), (buf.itemsize, ld * buf.itemsize))
+
+    def run(p, a, b):
+        A = colmajor(b.ravel(order="K"), *((p.k, p.m) if p.transa else (p.m, p.k)), p.lda)
+        B = colmajor(a.ravel(order="K"), *((p.n, p.k) if p.transb else (p.k, p.n)), p.ldb)
+        A = A.T if p.transa else A
+        B = B.T if p.transb else B
+        return (A @ B).T  # C^T column-major is C row-major
+
+    for ta in (False, True):
+        for tb in (False, True):
+            a = rng.standard_normal((5, 7) if not ta else (7, 5)).astype(np.float32)
+            b = rng.standard_normal((7, 3) if not tb else (3, 7)).astype(np.float32)
+            a, b = (a.T if ta else a), (b.T if tb else b)
+            p = _cublas.gemm_plan(a.shape, a.strides, b.shape, b.strides, 4)
+            assert (p.transa, p.transb) == (int(tb), int(ta))
+            np.testing.assert_allclose(run(p, a, b), a @ b, rtol=1e-5)
+    odd = np.ones((4, 6), np.float32)[:, ::2]
+    assert _cublas.gemm_plan(odd.shape, odd.strides, (3, 2), (8, 4), 4) is None
+
+
+# -- on a GPU ------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a GPU")
+@pytest.mark.parametrize("name", ["adam", "adamw-amsgrad", "sgd-nesterov"])
+def test_gpu_graph_matches_eager(name):
+    make = OPTIMIZERS[name]
+    x, y = _data()
+    m_eager, m_graph = _net(), _net()
+    o_eager, o_graph = make(m_eager.parameters()), make(m_graph.parameters())
+    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(6):
+            np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-4)
+    runner = compiled._latest.runner
+    assert runner.disabled is None and runner.captures == 1 and runner.replays == 5
+    for a, b in zip(_params(m_eager), _params(m_graph)):
+        np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a GPU")
+@pytest.mark.parametrize(
+    "sa, sb", [((5, 7), (7, 3)), ((2, 5, 7), (7, 3)), ((5, 7), (2, 7, 3)), ((2, 5, 7), (2, 7, 3))]
+)
+def test_gpu_capturable_matmul(sa, sb):
+    import cupy as cp
+
+    rng = np.random.default_rng(0)
+    a = cp.asarray(rng.standard_normal(sa).astype(np.float32))
+    b = cp.asarray(rng.standard_normal(sb).astype(np.float32))
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        s.begin_capture()
+        c = _cublas.matmul(cp, a, b)
+        ct = _cublas.matmul(cp, a.swapaxes(-1, -2).copy().swapaxes(-1, -2), b)
+        g = s.end_capture()
+        g.launch()
+    s.synchronize()
+    want = cp.asnumpy(a) @ cp.asnumpy(b)
+    np.testing.assert_allclose(cp.asnumpy(c), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(cp.asnumpy(ct), want, rtol=1e-4, atol=1e-5)
