@@ -75,17 +75,28 @@ def _number(text: str, kind, what: str):
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line pointing at ``--help`` (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The ``ember`` argument parser (``ember --help``)."""
+    """The ``ember`` argument parser (``ember --help``).
+
+    >>> build_parser().parse_args(["train", "--epochs", "2"]).epochs
+    2
+    """
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ember",
         description="ember: a deep-learning framework. Train and evaluate image classifiers.",
         epilog="Run 'ember train' with no options to train a small CNN on bundled data.",
     )
     parser.add_argument("--version", action="version", version=f"ember {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     train = commands.add_parser(
         "train",

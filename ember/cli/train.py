@@ -91,7 +91,7 @@ def run_train(args: argparse.Namespace) -> int:
         try:
             history = trainer.fit(config["epochs"])
         except TrainingInterrupted as e:
-            _stderr(f"ember train: {e}")
+            _stderr(f"ember train: {e}; continue with: ember train --resume {out}")
             return 130
     seconds = time.perf_counter() - start
     print(_result_line(history, seconds, out))

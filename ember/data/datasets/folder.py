@@ -219,7 +219,8 @@ class ImageFolder(VisionDataset):
         train = self._training_samples() or self.samples
         step = max(1, len(train) / STATS_SAMPLE) if train else 1
         picked = [Path(train[int(i * step)][0]) for i in range(min(len(train), STATS_SAMPLE))]
-        key = file_signature(picked)
+        # the statistics depend on how images are read, too: a custom loader gets its own entry
+        key = (file_signature(picked), self.loader)
         got = _STATS_CACHE.get(key)
         if got is None:
             total = np.zeros(3)

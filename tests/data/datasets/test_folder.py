@@ -107,6 +107,14 @@ def test_info_with_split_folders(tmp_path):
     assert info.image_size == (3, 3) and info == ImageFolder(tmp_path, train=True).info
 
 
+def test_info_follows_a_custom_loader(tmp_path):
+    write_images(tmp_path, {"a": 2}, size=(4, 4))
+    plain = ImageFolder(tmp_path, train=True).info
+    half = ImageFolder(tmp_path, train=True, loader=lambda p: np.zeros((2, 2, 3), np.uint8)).info
+    assert plain.image_size == (4, 4) and half.image_size == (2, 2)
+    assert half.mean == (0.0, 0.0, 0.0) != plain.mean
+
+
 def test_custom_loader_and_transforms(tmp_path):
     write_images(tmp_path, {"a": 1})
     ds = ImageFolder(tmp_path, transform=len, loader=lambda p: p, target_transform=str)
