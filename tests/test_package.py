@@ -159,3 +159,8 @@ def test_readme_quickstart_command_is_what_ci_runs():
     assert command in (root / "README.md").read_text()
     ci = (root / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == command
+    quickstart = (root / "README.md").read_text().split("## Quickstart")[1].split("```")[1]
+    assert quickstart.strip().splitlines()[1:] == [  # after the ```bash line
+        "python -m pip install . && ember train",
+        command,
+    ]

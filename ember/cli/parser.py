@@ -12,7 +12,7 @@ SCHEDULERS = ("none", "cosine", "step", "onecycle")
 TRAIN_DEFAULTS = {
     "model": "cnn",
     "data": "digits",
-    "epochs": 30,
+    "epochs": 15,
     "batch_size": 64,
     "lr": 3e-3,
     "optimizer": "adam",
