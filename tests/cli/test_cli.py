@@ -52,9 +52,10 @@ def digits_run(tmp_path_factory):
     import contextlib
     import io
 
-    with contextlib.redirect_stdout(io.StringIO()) as so, contextlib.redirect_stderr(
-        io.StringIO()
-    ) as se:
+    with (
+        contextlib.redirect_stdout(io.StringIO()) as so,
+        contextlib.redirect_stderr(io.StringIO()) as se,
+    ):
         code = main(["train", "--epochs", "3", "--out", str(out), "--seed", "1"])
     return code, so.getvalue(), se.getvalue(), out
 
@@ -221,3 +222,14 @@ def test_python_dash_m_ember(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "resnet18" in proc.stdout
+
+
+def test_compile_workers_and_other_options(capsys, tmp_path):
+    argv = ["--model", "mlp", "--epochs", "1", "--compile", "--workers", "2", "--seed", "4"]
+    argv += ["--optimizer", "sgd", "--lr", "0.1", "--batch-size", "32", "--scheduler", "step"]
+    code, out, err = _run(capsys, "train", *argv, "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    assert "mlp on digits" in err and "compiled" in err and "sgd lr 0.1, batch 32" in err
+    assert float(re.search(r"test accuracy ([\d.]+)%", out).group(1)) > 80
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["compile"] is True and config["workers"] == 2 and config["optimizer"] == "sgd"
