@@ -22,9 +22,12 @@ What it imitates faithfully, because that is what catches mistakes in ember:
 - allocations go through ``cuda.set_allocator``'s allocator and a pool with ``used_bytes`` /
   ``total_bytes`` / ``free_all_blocks`` (512-byte rounding, freed blocks cached).
 
-What it cannot catch: ``np.asarray(x)`` / ``np.array(x)`` on a device array silently works here
-(NumPy never asks a subclass), while real CuPy raises ``TypeError``; grep for those. Kernels
-(``ElementwiseKernel``, ``RawKernel``, ``fuse`` beyond a pass-through) are absent.
+- ``np.asarray(x)`` / ``np.array(x)`` (and ``asanyarray``, ``ascontiguousarray``) on a device
+  array raise ``TypeError`` as real CuPy's do: NumPy never asks a subclass, so ``strict_numpy``
+  (installed by the fixture) wraps those four for as long as the fake is installed.
+
+What it cannot catch: kernels (``ElementwiseKernel``, ``RawKernel``, ``fuse`` beyond a
+pass-through) are absent.
 """
 
 from __future__ import annotations
@@ -38,6 +41,34 @@ import numpy as np
 
 DEVICE_COUNT = 2
 _state = {"device": 0, "syncs": 0}
+
+
+_IMPLICIT = (
+    "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a "
+    "NumPy array explicitly."
+)
+
+
+def _holds_device_array(obj) -> bool:
+    if isinstance(obj, ndarray):
+        return True
+    return type(obj) in (list, tuple) and any(_holds_device_array(e) for e in obj)
+
+
+def _strict(fn):
+    @functools.wraps(fn)
+    def call(obj, *args, **kwargs):
+        if _holds_device_array(obj):
+            raise TypeError(f"{_IMPLICIT} (fakecupy: numpy.{fn.__name__} on a device array)")
+        return fn(obj, *args, **kwargs)
+
+    return call
+
+
+def strict_numpy(monkeypatch) -> None:
+    """Make ``numpy.asarray`` & co. refuse device arrays, as they do with real CuPy."""
+    for name in ("array", "asarray", "asanyarray", "ascontiguousarray"):
+        monkeypatch.setattr(np, name, _strict(getattr(np, name)))
 
 
 def reset() -> types.ModuleType:
@@ -162,12 +193,13 @@ def asarray(a, dtype=None, order=None, *, blocking=False):
     """``a`` on the current GPU (a device array is returned as it is, as CuPy does)."""
     if isinstance(a, ndarray):
         return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
-    return _wrap(np.array(a, dtype=dtype, order=order or "K", copy=True), _state["device"])
+    return _wrap(np.array(_raw(a), dtype=dtype, order=order or "K", copy=True), _state["device"])
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=False):
     if isinstance(obj, ndarray):
         return _wrap(np.array(_raw(obj), dtype=dtype, order=order, ndmin=ndmin), _state["device"])
+    obj = _raw(obj)
     return _wrap(np.array(obj, dtype=dtype, order=order, ndmin=ndmin, copy=True), _state["device"])
 
 
@@ -237,8 +269,13 @@ class _Namespace(types.SimpleNamespace):
         return _function(name, attr) if callable(attr) and not isinstance(attr, type) else attr
 
 
+_delegated: dict = {}
+
+
 def __getattr__(name: str):
     """Everything else delegates to NumPy, returning device arrays."""
+    if name in _delegated:
+        return _delegated[name]
     if name.startswith("__"):
         raise AttributeError(name)
     if name in ("linalg", "fft", "lib"):
@@ -249,7 +286,7 @@ def __getattr__(name: str):
             attr = _Ufunc(attr)
         elif callable(attr) and not isinstance(attr, type):
             attr = _function(name, attr)
-    globals()[name] = attr  # cache
+    _delegated[name] = attr  # not globals(): they would shadow builtins (any, max) in this file
     return attr
 
 

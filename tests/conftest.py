@@ -55,6 +55,7 @@ def fake_cuda(monkeypatch):
     token = ember.backend.cuda.install(fake)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setitem(sys.modules, "cupyx", fake.cupyx)
+    fake.strict_numpy(monkeypatch)
     ember.manual_seed(0)
     try:
         yield fake

@@ -414,3 +414,38 @@ def test_fake_training_matches_cpu(fake_cuda):
     np.testing.assert_allclose(losses, cpu_losses, rtol=1e-6)
     for p, q in zip(model.parameters(), cpu_model.parameters()):
         np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy(), rtol=1e-5)
+
+
+def test_fake_refuses_implicit_host_copies_as_cupy_does(fake_cuda):
+    x = ember.ones(3, device="cuda")._data
+    for convert in (np.asarray, np.array, np.ascontiguousarray, lambda a: np.array([a, a])):
+        with pytest.raises(TypeError, match="Implicit conversion to a NumPy array"):
+            convert(x)
+    assert np.array_equal(x.get(), np.ones(3, np.float32))
+
+
+def test_tensor_from_gpu_data_stays_on_its_gpu(fake_cuda):
+    raw = fake_cuda.arange(3, dtype=np.float32)
+    t = ember.tensor(raw)
+    assert t.device == ember.device("cuda:0") and t._data is not raw
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    shared = ember.as_tensor(raw)
+    assert shared._data is raw
+    copy = ember.tensor(t, dtype=ember.float64)
+    assert copy.device.type == "cuda" and copy.dtype is ember.float64
+    host = ember.tensor(t, device="cpu")
+    assert host.device.type == "cpu" and host.tolist() == [0.0, 1.0, 2.0]
+    assert ember.as_tensor(raw, device="cpu").device.type == "cpu"
+
+
+def test_gradchecks_on_the_device(device):
+    x = ember.randn(2, 3, dtype=ember.float64, device=device, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: (a * a.sin()).sum(1), (x,))
+    assert ember.autograd.gradcheck(lambda a: a.tanh(), (x,), fast_mode=True)
+    assert ember.autograd.gradgradcheck(lambda a: (a * a * a).sum(), (x,))
+
+
+def test_weighted_sampler_takes_device_weights(device):
+    weights = ember.tensor([0.0, 1.0, 0.0, 3.0], device=device)
+    drawn = list(ember.utils.data.WeightedRandomSampler(weights, 50))
+    assert set(drawn) <= {1, 3} and 3 in drawn

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from .. import backend as _backend
 from .. import dtypes as _dt
 from .._errors import AutogradError
 from .._tensor import Tensor
@@ -34,6 +35,16 @@ def _outputs(func, inputs) -> tuple:
     return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.is_floating_point)
 
 
+def _host64(array) -> np.ndarray:
+    """A float64 NumPy copy of an array on any device (the checks compare on the host)."""
+    return np.asarray(_backend.to_device(array, _backend.CPU), dtype=np.float64)
+
+
+def _like(host: np.ndarray, array):
+    """``host`` with ``array``'s dtype, on ``array``'s device."""
+    return _backend.to_device(np.asarray(host, dtype=array.dtype), _backend.device_of(array))
+
+
 def _diff_inputs(inputs) -> list:
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
 
@@ -41,14 +52,13 @@ def _diff_inputs(inputs) -> list:
 def _directional_numeric(func, inputs, idx, directions, weights, eps) -> float:
     """d/dh sum_o <w_o, f_o(x + h u)> at h = 0, by central differences."""
     saved = [inputs[i]._data.copy() for i in idx]
+    directions = [_like(d, inputs[i]._data) for d, i in zip(directions, idx)]
 
     def value(sign: float) -> float:
         for k, i in enumerate(idx):
             inputs[i]._data[...] = saved[k] + sign * eps * directions[k]
         outs = _outputs(func, inputs)  # with grad on: func may itself call autograd.grad
-        return sum(
-            float(np.sum(np.asarray(o._data, dtype=np.float64) * w)) for o, w in zip(outs, weights)
-        )
+        return sum(float(np.sum(_host64(o._data) * w)) for o, w in zip(outs, weights))
 
     try:
         return (value(1.0) - value(-1.0)) / (2 * eps)
@@ -59,7 +69,7 @@ def _directional_numeric(func, inputs, idx, directions, weights, eps) -> float:
 
 def _analytic_vjp(func, inputs, idx, weights) -> list:
     outs = _outputs(func, inputs)
-    gouts = [Tensor._make(np.asarray(w, dtype=o._data.dtype)) for o, w in zip(outs, weights)]
+    gouts = [Tensor._make(_like(w, o._data)) for o, w in zip(outs, weights)]
     pairs = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     if not pairs:
         return [np.zeros(inputs[i]._data.shape) for i in idx]
@@ -71,7 +81,7 @@ def _analytic_vjp(func, inputs, idx, weights) -> list:
         retain_graph=True,
     )
     return [
-        np.zeros(inputs[i]._data.shape) if g is None else np.asarray(g._data, dtype=np.float64)
+        np.zeros(inputs[i]._data.shape) if g is None else _host64(g._data)
         for i, g in zip(idx, grads)
     ]
 
@@ -95,13 +105,9 @@ def _numeric_jacobians(func, inputs, idx, eps) -> list:
             orig = arr[pos].copy()
             try:
                 arr[pos] = orig + eps
-                plus = [
-                    np.asarray(o._data, dtype=np.float64).ravel() for o in _outputs(func, inputs)
-                ]
+                plus = [_host64(o._data).ravel() for o in _outputs(func, inputs)]
                 arr[pos] = orig - eps
-                minus = [
-                    np.asarray(o._data, dtype=np.float64).ravel() for o in _outputs(func, inputs)
-                ]
+                minus = [_host64(o._data).ravel() for o in _outputs(func, inputs)]
             finally:
                 arr[pos] = orig
             if cols is None:
@@ -220,8 +226,7 @@ def gradgradcheck(
     rng = np.random.default_rng(seed + 1)
     if grad_outputs is None:
         grad_outputs = tuple(
-            Tensor._make(rng.standard_normal(o._data.shape).astype(o._data.dtype), True)
-            for o in outs
+            Tensor._make(_like(rng.standard_normal(o._data.shape), o._data), True) for o in outs
         )
     else:
         grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)

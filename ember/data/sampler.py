@@ -190,9 +190,11 @@ class WeightedRandomSampler(Sampler[int]):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
+        from .. import backend
         from ..functions.creation import as_tensor
 
-        w = np.asarray(getattr(weights, "_data", weights), dtype=np.float64)
+        w = getattr(weights, "_data", weights)
+        w = np.asarray(backend.to_device(w, backend.CPU), dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(
                 f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"

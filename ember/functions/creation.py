@@ -34,9 +34,7 @@ def _device(device) -> Device:
 def _finish(arr: np.ndarray, device, requires_grad: bool) -> Tensor:
     """Wrap a host array, copying it to ``device`` first when that is not the CPU."""
     if device is not None:
-        dev = Device(device)
-        if dev is not CPU:
-            arr = _backend.to_device(arr, dev)
+        arr = _backend.to_device(arr, Device(device))
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -182,7 +180,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     tensor([1., 2.])
     """
     dt = None if dtype is None else _dt.to_dtype(dtype)
+    gpu = _gpu_tensor(data)
+    if gpu is not None:  # copied on its GPU, and kept there unless ``device`` says otherwise
+        out = gpu.detach().clone() if dt is None or dt is gpu.dtype else gpu.detach().to(dt)
+        return _finish(out._data, device or out.device, requires_grad)
     return _finish(_host_array(data, dt, "tensor"), device, requires_grad)
+
+
+def _gpu_tensor(data) -> Tensor | None:
+    """``data`` as a tensor when it lives on a GPU (a cuda tensor or a CuPy array), else None."""
+    if isinstance(data, Tensor):
+        return data if data.device.type == "cuda" else None
+    if _backend.device_of(data).type != "cuda":
+        return None
+    _from_numpy_dtype(data.dtype)
+    return Tensor._make(data)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -199,7 +211,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if dtype is not None:
             out = out.to(_dt.to_dtype(dtype))
         return out
-    if isinstance(data, np.ndarray) and (dtype is None or _dt.to_dtype(dtype).np == data.dtype):
+    shareable = isinstance(data, np.ndarray) or _gpu_tensor(data) is not None
+    if shareable and (dtype is None or _dt.to_dtype(dtype).np == data.dtype):
         _from_numpy_dtype(data.dtype)
         return _finish(data, device, False)
     return tensor(data, dtype=dtype, device=device)

@@ -29,13 +29,14 @@ import threading
 
 import numpy as np
 
+from .. import backend as _backend
 from .. import dtypes as _dt
 from .._config import state
 from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor, _init
 from .dims import Dim
 from .ir import Assign, Graph, Group, Value, type_str
-from .symbol import Symbol, TraceError
+from .symbol import Symbol, TraceError, _CudaTag, device_tag
 from .trace import Tracer
 
 
@@ -120,9 +121,11 @@ def _unique(graph: Graph, name: str | None, base: str) -> str:
     return out
 
 
-def placeholder(shape, dtype=_dt.float32, name: str | None = None) -> Tensor:
+def placeholder(shape, dtype=_dt.float32, name: str | None = None, device=None) -> Tensor:
     """A graph input fed by ``Session.run``'s ``feed_dict``; ``None`` marks a dimension of any
-    size. Floating placeholders can be differentiated against with ``gradients``.
+    size. Floating placeholders can be differentiated against with ``gradients``. With
+    ``device='cuda'`` feeds are copied to the GPU (as TensorFlow's are), where the graph's
+    Variables made from cuda tensors live too.
 
     >>> from ember import static
     >>> g = static.Graph()
@@ -140,6 +143,7 @@ def placeholder(shape, dtype=_dt.float32, name: str | None = None) -> Tensor:
         if s is not None and (not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0):
             raise ShapeError(f"placeholder: bad dimension {s!r} in shape {shape}")
     v = g.add_input(shape, dt.np, _unique(g, name, "Placeholder"))
+    v.device = _device_tag(device)
     v.shape = tuple(Dim.of(v, k) if s is None else s for k, s in enumerate(v.shape))
     return Tensor._make(v, dt.is_floating_point)
 
@@ -263,7 +267,12 @@ def _as_value(g: Graph, x, dtype, what: str) -> Value:
 
                 return cast(x, dtype)._data
             return d
-        arr = x.numpy(force=True).copy()
+        arr = x._data.copy()  # on the tensor's device
+        if dtype is not None and arr.dtype != dtype.np:
+            arr = arr.astype(dtype.np)
+        c = g.add_constant(arr)
+        c.device = device_tag(arr)
+        return c
     else:
         from ..functions.creation import tensor
 
@@ -271,6 +280,18 @@ def _as_value(g: Graph, x, dtype, what: str) -> Value:
     if dtype is not None and arr.dtype != dtype.np:
         arr = arr.astype(dtype.np)
     return g.add_constant(arr)
+
+
+def _device_tag(device):
+    """The IR's tag for ``device`` (None on the CPU)."""
+    if device is None:
+        return None
+    dev = _backend.Device(device)
+    if dev.type == "cpu":
+        return None
+    from ..backend import cuda
+
+    return _CudaTag(cuda.resolve(dev.index))
 
 
 def global_variables_initializer() -> Operation:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend as _backend
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor
@@ -181,6 +182,8 @@ def _check_feed(v: Value, value):
         if type(value._data) is Symbol:
             raise TraceError(f"Session.run: the feed for {name!r} is symbolic; feed data")
         arr = value._data
+    elif _backend.device_of(value).type == "cuda":  # a CuPy array: fed as it is
+        arr = value
     elif isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
     else:
@@ -211,7 +214,9 @@ def _check_feed(v: Value, value):
             f"Session.run: placeholder {name!r} expects shape {shown} but was fed shape "
             f"{tuple(arr.shape)}"
         )
-    return arr
+    return _backend.to_device(
+        arr, _backend.CPU if v.device is None else _backend.cuda_device(v.device.id)
+    )
 
 
 __all__ = ["Session"]

@@ -30,7 +30,7 @@ from .. import dtypes as _dt
 from .._config import state
 from .._node import Node as _AutogradNode
 from .._tensor import Tensor
-from ..ops.base import Op, Spec, apply
+from ..ops.base import Op, Spec, _check_devices, apply
 from .ir import Assign, Graph, Value
 from .symbol import Symbol, TraceError, device_tag
 
@@ -155,6 +155,8 @@ class Tracer:
             syms.append(d)
         if self.define and not symbolic:
             return self._eager(op, inputs)
+        if len(inputs) > 1:
+            _check_devices(op, inputs)
         for i, t in enumerate(inputs):
             if type(syms[i]) is not Symbol:
                 syms[i] = self.capture(t)

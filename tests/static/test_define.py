@@ -172,3 +172,36 @@ def test_branching_on_a_placeholder_value_points_at_the_line():
                 pass
         with pytest.raises(static.TraceError, match=r"tensor.item\(\)"):
             x.item()
+
+
+def test_graph_on_a_device_matches_eager(device):
+    rng = np.random.default_rng(0)
+    xs, w0 = rng.standard_normal((4, 6)), rng.standard_normal((6, 5))
+    g = static.Graph("on_device")
+    with g.as_default():
+        x = static.placeholder((None, 6), name="x", device=device)
+        w = static.Variable(ember.tensor(w0, dtype=ember.float32, device=device), name="w")
+        loss = (x @ w).tanh().sum()
+        (gw,) = static.gradients(loss, [w])
+        step = w.assign(w - 0.1 * gw)
+        init = static.global_variables_initializer()
+    eager_w = ember.tensor(w0, dtype=ember.float32, requires_grad=True)
+    eager_loss = (ember.tensor(xs, dtype=ember.float32) @ eager_w).tanh().sum()
+    eager_loss.backward()
+    with static.Session(g) as sess:
+        sess.run(init)
+        feed = ember.tensor(xs, device=device)  # float64 tensor on the device: cast and kept
+        got_loss, got_w = sess.run([loss, step], {x: feed})
+        assert type(got_w) is np.ndarray  # fetched values come back to the host
+        np.testing.assert_allclose(got_loss, eager_loss.item(), rtol=1e-5)
+        want_w = (eager_w - 0.1 * eager_w.grad).detach().numpy()
+        np.testing.assert_allclose(got_w, want_w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(sess.run(loss, {x: xs}), sess.run(loss, {x: feed}))
+
+
+def test_mixing_devices_in_a_graph_names_both(fake_cuda):
+    with static.Graph().as_default():
+        x = static.placeholder((None, 6), name="x")
+        w = static.Variable(ember.ones(6, 5, device="cuda"), name="w")
+        with pytest.raises(ember.DeviceError, match=r"MatMul: .* found cpu and cuda:0"):
+            x @ w
