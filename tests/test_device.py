@@ -244,6 +244,10 @@ def test_fake_random_is_drawn_on_the_gpu(fake_cuda, monkeypatch):
     ember.manual_seed(3)
     b = ember.rand(4, device="cuda")
     assert _is_gpu_array(a) and a.cpu().tolist() == b.cpu().tolist()  # manual_seed seeds the GPU
+    x = ember.ones(200, 10, device="cuda", dtype=ember.float16)
+    kept = ember.nn.functional.dropout(x, 0.25)  # the mask is drawn on the GPU too
+    assert _is_gpu_array(kept) and kept.dtype == ember.float16
+    assert set(np.unique(kept.cpu().numpy()).tolist()) == {0.0, np.float16(1 / 0.75)}
     monkeypatch.undo()
     ember.manual_seed(3)
     assert a.cpu().tolist() != ember.rand(4).tolist()  # the GPU has its own generator

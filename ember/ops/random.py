@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import random as _random
+from ..backend import device_of
 from .base import Op, Spec
 
 
@@ -31,10 +32,12 @@ class DropoutMask(Op):
     has_side_effects = True
 
     def forward(self, xp, like):
-        keep = _random.rng().random(self.shape, dtype=np.float32) >= self.p
-        scale = np.asarray(1.0 / (1.0 - self.p), dtype=like.dtype)
-        mask = keep.astype(like.dtype) * scale
-        return mask if xp is np else xp.asarray(mask)
+        if xp is np:
+            keep = _random.rng().random(self.shape, dtype=np.float32) >= self.p
+        else:  # drawn on the GPU (cuRAND), never on the host and copied
+            keep = _random.uniform(self.shape, np.float32, device_of(like)) >= self.p
+        scale = xp.asarray(1.0 / (1.0 - self.p), dtype=like.dtype)
+        return keep.astype(like.dtype) * scale
 
     def infer(self, like):
         return Spec(tuple(self.shape), like.dtype)
