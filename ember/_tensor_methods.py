@@ -16,13 +16,18 @@ from .functions import (
     logical,
     math,
     reduce,
+    sampling,
+    searching,
     shape,
     sorting,
+    special,
+    structure,
 )
 
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
     reduce, linalg, shape, indexing, sorting, conversion, inplace, autograd_methods,
+    sampling, structure, searching, special,
 )  # fmt: skip
 
 
