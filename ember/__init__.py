@@ -83,10 +83,10 @@ from .functions.linalg import *  # noqa: F403
 from .functions.logical import *  # noqa: F403
 from .functions.math import *  # noqa: F403
 from .functions.reduce import *  # noqa: F403
-from .functions.shape import *  # noqa: F403
-from .functions.sorting import *  # noqa: F403
 from .functions.sampling import *  # noqa: F403
 from .functions.searching import *  # noqa: F403
+from .functions.shape import *  # noqa: F403
+from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
 from .random import (
