@@ -18,6 +18,20 @@ def time_steps(step, steps: int) -> float:
     return (time.perf_counter() - t0) / steps
 
 
+def train_step(opt, loss_fn, model, x, y):
+    """A training-step closure: zero the gradients, ``loss_fn(model(x), y)``, backward, optimizer
+    step; returns the loss. Both libraries' steps are built by it, so they do the same work."""
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 def best_of(runs: dict, repeats: int, steps: int) -> dict:
     """``{name: best seconds per step}``, taking turns between the ``runs`` each repeat."""
     best = dict.fromkeys(runs, float("inf"))

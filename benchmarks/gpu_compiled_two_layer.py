@@ -24,7 +24,7 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import best_per_step, gpu_args, require_device, synchronizers  # noqa: E402
-from _timing import profile  # noqa: E402
+from _timing import profile, train_step  # noqa: E402
 from nn_two_layer_adam import D_IN, D_OUT, H, N, make_data  # noqa: E402
 
 
@@ -37,12 +37,7 @@ def build(lib, data, device: str, state=None):
     x, y = (lib.from_numpy(a.copy()).to(device) for a in data)
     mse = lib.nn.functional.mse_loss
 
-    def step():
-        opt.zero_grad()
-        loss = mse(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(opt, mse, model, x, y)
 
     return model, step
 

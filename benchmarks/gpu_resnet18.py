@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import best_per_step, gpu_args, require_device, synchronizers  # noqa: E402
-from _timing import profile  # noqa: E402
+from _timing import profile, train_step  # noqa: E402
 
 CLASSES = 10
 
@@ -101,12 +101,7 @@ def build(lib, model, data, device: str, dtype_name: str):
     y = lib.from_numpy(data[1].copy()).to(device)
     ce = lib.nn.functional.cross_entropy
 
-    def step():
-        opt.zero_grad()
-        loss = ce(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(opt, ce, model, x, y)
 
     return step
 

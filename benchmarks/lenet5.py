@@ -18,7 +18,7 @@ import os
 import time
 
 import numpy as np
-from _timing import best_of, profile
+from _timing import best_of, profile, train_step
 
 N = 64
 
@@ -48,12 +48,7 @@ def build(lib, data, state=None):
     x, y = lib.from_numpy(data[0].copy()), lib.from_numpy(data[1].copy())
     ce = lib.nn.functional.cross_entropy
 
-    def step():
-        opt.zero_grad()
-        loss = ce(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(opt, ce, model, x, y)
 
     return model, step, x
 

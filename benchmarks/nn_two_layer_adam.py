@@ -15,7 +15,7 @@ import argparse
 import os
 
 import numpy as np
-from _timing import best_of, profile
+from _timing import best_of, profile, train_step
 
 N, D_IN, H, D_OUT = 64, 1000, 100, 10
 
@@ -36,12 +36,7 @@ def build(lib, data, state=None):
     x, y = (lib.from_numpy(a.copy()) for a in data)
     mse = lib.nn.functional.mse_loss
 
-    def step():
-        opt.zero_grad()
-        loss = mse(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(opt, mse, model, x, y)
 
     return model, step
 
