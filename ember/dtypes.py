@@ -77,6 +77,20 @@ _BY_NAME.update(
 _default_float = [float32]
 
 
+_BF16_NP = np.dtype(ml_dtypes.bfloat16)
+
+
+def is_float_np(np_dtype) -> bool:
+    """Whether a NumPy dtype holds floats, counting bfloat16 (ml_dtypes gives it kind ``'V'``).
+
+    >>> import numpy as np
+    >>> from ember import dtypes
+    >>> dtypes.is_float_np(np.dtype(np.float16)), dtypes.is_float_np(dtypes.bfloat16.np)
+    (True, True)
+    """
+    return np_dtype.kind == "f" or np_dtype == _BF16_NP
+
+
 def get_default_dtype() -> DType:
     """The dtype of float literals and of ``ember.tensor([1.5])``: float32 unless changed.
 

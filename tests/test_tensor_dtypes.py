@@ -144,3 +144,25 @@ def test_dtype_pickles_to_the_same_object():
     for name in NAMES:
         d = getattr(ember, name)
         assert pickle.loads(pickle.dumps(d)) is d
+
+
+@pytest.mark.parametrize(
+    "fn",
+    ["floor", "ceil", "trunc", "round", "frac", "sign", "floor_", "round_"],
+)
+def test_bfloat16_rounding_matches_torch(device, fn):
+    values = [1.5, -2.5, 0.3, -0.7, 2.0, 0.0]
+    got = getattr(ember.tensor(values, dtype=ember.bfloat16, device=device), fn)()
+    want = getattr(torch.tensor(values, dtype=torch.bfloat16), fn)()
+    assert got.dtype == ember.bfloat16
+    assert got.float().tolist() == want.float().tolist()
+
+
+def test_bfloat16_max_pool_with_padding(device):
+    x = torch.randn(2, 3, 7, 7).to(torch.bfloat16)
+    got = ember.nn.functional.max_pool2d(
+        ember.tensor(x.float().numpy(), device=device).to(ember.bfloat16), 3, 2, 1
+    )
+    want = torch.nn.functional.max_pool2d(x, 3, 2, 1)
+    assert got.dtype == ember.bfloat16
+    assert got.float().cpu().tolist() == want.float().tolist()

@@ -23,6 +23,7 @@ from .. import _config
 from .._errors import AutogradError, EmberError
 from .._node import Node
 from .._tensor import Tensor
+from ..dtypes import is_float_np
 from ..ops.base import apply
 from ..ops.elementwise import ADD
 
@@ -228,7 +229,7 @@ def _anomaly_backward(node, in_grads) -> None:
             continue
         arr = ig._data
         xp = ig.device.xp
-        if arr.dtype.kind == "f" and not bool(xp.isfinite(arr).all()):
+        if is_float_np(arr.dtype) and not bool(xp.isfinite(arr).all()):
             bad = "NaN" if bool(xp.isnan(arr).any()) else "Inf"
             raise AutogradError(
                 f"anomaly: function '{node.name()}' returned {bad} values in its gradient for "

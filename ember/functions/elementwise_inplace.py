@@ -21,6 +21,7 @@ from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..backend import xp_of
+from ..dtypes import is_float_np
 from . import elementwise as F
 from . import logical
 from . import math as M
@@ -54,7 +55,11 @@ def _recording(x: Tensor, args) -> bool:
 def _fast_unary(x: Tensor, kernel) -> bool:
     """Run ``kernel(xp, array)`` in place when autograd is not recording; False if it can't."""
     d = x._data
-    if (state.grad_enabled and x._requires_grad) or d.dtype.kind != "f" or not d.flags.writeable:
+    if (
+        (state.grad_enabled and x._requires_grad)
+        or not is_float_np(d.dtype)
+        or not d.flags.writeable
+    ):
         return False
     if graph_tracer(x) is not None:
         return False

@@ -20,6 +20,7 @@ from .._config import graph_tracer, state
 from .._errors import AutogradError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
+from ..dtypes import is_float_np
 from . import elementwise as F
 
 
@@ -135,7 +136,7 @@ def _fast(x: Tensor, other, name: str) -> bool:
         if od.dtype != xd.dtype or type(od) is not type(xd):
             return False
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
-        if xd.dtype.kind != "f":
+        if not is_float_np(xd.dtype):
             return False
         od = other
     else:

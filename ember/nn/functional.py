@@ -8,6 +8,8 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+from ._functional import loss_extra as _loss_extra
+from ._functional import resampling as _resampling
 from ._functional.activation import (  # noqa: F401
     celu,
     elu,
@@ -56,6 +58,7 @@ from ._functional.loss import (  # noqa: F401
     nll_loss,
     smooth_l1_loss,
 )
+from ._functional.loss_extra import *  # noqa: F403
 from ._functional.misc import (  # noqa: F401
     alpha_dropout,
     bilinear,
@@ -87,8 +90,11 @@ from ._functional.pooling import (  # noqa: F401
     max_pool1d,
     max_pool2d,
 )
+from ._functional.resampling import *  # noqa: F403
 
 __all__ = [
+    *_loss_extra.__all__,
+    *_resampling.__all__,
     "relu",
     "relu6",
     "hardtanh",

@@ -39,6 +39,7 @@ from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Size, Tensor
 from ..backend import device_of, xp_of
 from ..backend.cuda import is_cupy_array
+from ..dtypes import is_float_np
 
 _ndarray = np.ndarray
 _BF16 = _dt.bfloat16.np
@@ -153,7 +154,7 @@ def _anomaly_forward(op: Op, inputs, out: Tensor) -> None:
     if out._node is not None:
         out._node.trace = site
     arr = out._data
-    if arr.dtype.kind == "f" and not bool(xp_of(arr).isfinite(arr).all()):
+    if is_float_np(arr.dtype) and not bool(xp_of(arr).isfinite(arr).all()):
         from .._errors import AutogradError
 
         bad = "NaN" if bool(xp_of(arr).isnan(arr).any()) else "Inf"

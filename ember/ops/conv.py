@@ -287,6 +287,11 @@ def _nhwc_rows(g):
     return g.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
 
 
+def _keep_dtype(out, like):
+    """``out`` in ``like``'s dtype: NumPy's bfloat16 (ml_dtypes) matmul answers in float32."""
+    return out if out.dtype == like.dtype else out.astype(like.dtype)
+
+
 @dataclass(frozen=True)
 class _ConvParams(Op):
     stride: tuple = (1, 1)
@@ -322,14 +327,14 @@ class Conv2d(_ConvParams):
                 layout="planar",
             )
             out = xp.matmul(w.reshape(o, -1), cols)  # (N, O, Ho * Wo): NCHW
-            return out.reshape(n, o, ho, wo)
+            return _keep_dtype(out.reshape(n, o, ho, wo), x)
         cols, ho, wo = im2col(xp, x, (kh, kw), self.stride, self.padding, self.dilation, self._slot)
         wm = _weight_matrix(xp, w, g)
         if g == 1:
             out = xp.matmul(cols, wm[0])
         else:
             out = _ungrouped(xp.matmul(_grouped(cols, g, kh * kw), wm), g, 1)
-        return out.reshape(n, ho, wo, o).transpose(0, 3, 1, 2)
+        return _keep_dtype(out.reshape(n, ho, wo, o).transpose(0, 3, 1, 2), x)
 
     def infer(self, x, w):
         return Spec(conv_output_shape(x.shape, w.shape, self), x.dtype)
@@ -463,7 +468,7 @@ class Conv2dGradWeight(Op):
             )
             g3 = g.reshape(g.shape[0], o, ho * wo)
             dw = xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0)  # (O, C * kh * kw)
-            return dw.reshape(o, cg, kh, kw)
+            return _keep_dtype(dw.reshape(o, cg, kh, kw), x)
         cols, _, _ = im2col(
             xp, x, (kh, kw), self.stride, self.padding, self.dilation, "cols", reuse=True
         )
@@ -474,7 +479,7 @@ class Conv2dGradWeight(Op):
             gg = g2.reshape(-1, groups, o // groups).transpose(1, 0, 2)  # (G, M, O/G)
             dw = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
         dw = dw.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
-        return xp.ascontiguousarray(dw).reshape(o, cg, kh, kw)
+        return _keep_dtype(xp.ascontiguousarray(dw).reshape(o, cg, kh, kw), x)
 
     def infer(self, x, g):
         return Spec(self.w_shape, x.dtype)

@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
+from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .broadcast import sum_to
 
@@ -165,7 +166,7 @@ class Sign(Unary):
         if x.dtype.kind == "b":
             return x.copy()
         s = xp.sign(x)
-        if x.dtype.kind == "f":
+        if is_float_np(x.dtype):
             s = xp.where(s != s, xp.zeros((), x.dtype), s)
         return s
 
@@ -459,19 +460,19 @@ class Rounding(Unary):
 @dataclass(frozen=True)
 class Floor(Rounding):
     def forward(self, xp, x):
-        return xp.floor(x) if x.dtype.kind == "f" else x.copy()
+        return xp.floor(x) if is_float_np(x.dtype) else x.copy()
 
 
 @dataclass(frozen=True)
 class Ceil(Rounding):
     def forward(self, xp, x):
-        return xp.ceil(x) if x.dtype.kind == "f" else x.copy()
+        return xp.ceil(x) if is_float_np(x.dtype) else x.copy()
 
 
 @dataclass(frozen=True)
 class Trunc(Rounding):
     def forward(self, xp, x):
-        return xp.trunc(x) if x.dtype.kind == "f" else x.copy()
+        return xp.trunc(x) if is_float_np(x.dtype) else x.copy()
 
 
 @dataclass(frozen=True)
@@ -481,7 +482,7 @@ class Round(Rounding):
     decimals: int = 0
 
     def forward(self, xp, x):
-        if x.dtype.kind != "f":
+        if not is_float_np(x.dtype):
             return x.copy()
         if self.decimals == 0:
             return xp.rint(x)
@@ -676,7 +677,7 @@ class TruncDivide(FloorDivide):
     fname = "div"
 
     def forward(self, xp, a, b):
-        if a.dtype.kind == "f":
+        if is_float_np(a.dtype):
             return xp.trunc(a / b)
         _int_zero_division(xp, b, "div")
         q = xp.floor_divide(a, b)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .._errors import ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
@@ -21,6 +22,8 @@ from ..backend.kernels import matmul as _gpu
 from .base import Op, Spec, apply
 from .broadcast import expand, sum_to
 from .movement import Permute, reshape
+
+_BF16 = np.dtype(_dt.bfloat16.np)
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,8 @@ class MatMul(Op):
     saves_inputs = True
 
     def forward(self, xp, a, b):
-        if xp is np:
-            return xp.matmul(a, b)
-        return _gpu.matmul(xp, a, b)  # cuBLAS with ember's TF32 setting (backend.kernels)
+        out = xp.matmul(a, b) if xp is np else _gpu.matmul(xp, a, b)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)  # ml_dtypes' bf16 -> f32  # cuBLAS with ember's TF32 setting (backend.kernels)
 
     def infer(self, a, b):
         sa, sb = tuple(a.shape), tuple(b.shape)
@@ -133,6 +135,9 @@ class Einsum(Op):
     saves_inputs = True
 
     def forward(self, xp, *arrays):
+        if arrays[0].dtype == _BF16:  # NumPy's einsum refuses ml_dtypes' bfloat16
+            f32 = [a.astype(np.float32) for a in arrays]
+            return xp.einsum(self.equation, *f32, optimize=len(arrays) > 1).astype(_BF16)
         out = xp.einsum(self.equation, *arrays, optimize=len(arrays) > 1)
         if len(arrays) == 1 and xp.may_share_memory(out, arrays[0]):
             out = out.copy()  # NumPy returns views for transposes/diagonals; an op's output

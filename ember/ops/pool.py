@@ -25,6 +25,7 @@ import numpy as np
 
 from .._config import state
 from .._errors import ShapeError
+from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
 
@@ -84,7 +85,7 @@ class _PoolParams(Op):
         hp = max(h + 2 * ph, (ho - 1) * sh + dh * (kh - 1) + 1)
         wp = max(w + 2 * pw, (wo - 1) * sw + dw * (kw - 1) + 1)
         if (hp, wp) != (h, w):
-            low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+            low = -np.inf if is_float_np(x.dtype) else np.iinfo(x.dtype).min
             xpad = xp.full((n, c, hp, wp), low, dtype=x.dtype)
             xpad[:, :, ph : ph + h, pw : pw + w] = x
         else:
@@ -111,7 +112,7 @@ class _PoolParams(Op):
         """Each window's chosen element: the first maximum, or the last NaN (PyTorch's rule)."""
         win, hp, wp = self.windows(xp, x)
         arg = win.argmax(axis=-1)
-        if x.dtype.kind == "f" and bool(xp.isnan(x).any()):
+        if is_float_np(x.dtype) and bool(xp.isnan(x).any()):
             nan = xp.isnan(win)
             last = win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
             arg = xp.where(nan.any(axis=-1), last, arg)
@@ -154,7 +155,7 @@ class _PoolParams(Op):
             best = held[2]
         else:
             best = self.tiled_max(xp, x)
-        if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        if is_float_np(x.dtype) and bool(xp.isnan(best).any()):
             slices = self.offsets(x)
             best = next(slices)[1].copy()
             arg = xp.zeros(best.shape, dtype=np.int32)
@@ -212,7 +213,7 @@ class MaxPoolScatter(_PoolParams):
             out = xp.empty_like(x, dtype=g.dtype)  # x's memory layout
             out[:, :, ho * kh :] = 0  # rows and columns no window covers
             out[:, :, :, wo * kw :] = 0
-            exact = x.dtype.kind == "f" and not bool(xp.isfinite(g).all())
+            exact = is_float_np(x.dtype) and not bool(xp.isfinite(g).all())
             views = dict(self.offsets(out))
             for o, hit in self.tiled_hits(xp, x):
                 if exact:  # g * 0 would spread a NaN or Inf of g to the other positions

@@ -29,6 +29,7 @@ from .._config import state as _mode
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
+from ..dtypes import is_float_np
 
 
 class _Required:
@@ -199,6 +200,6 @@ def _import(key: str, value, p: Tensor):
         value = value._data
     if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
         xp = xp_of(p._data)
-        dtype = p._data.dtype if value.dtype.kind == "f" else value.dtype
+        dtype = p._data.dtype if is_float_np(value.dtype) else value.dtype
         return xp.array(xp.asarray(value), dtype=dtype, copy=True)
     return value

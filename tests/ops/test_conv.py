@@ -238,3 +238,39 @@ def test_infer_names_the_problem():
         C.conv_output_shape((2, 4, 8, 8), (5, 2, 3, 3), C.Conv2d((1, 1), (0, 0), (1, 1), 2))
     with pytest.raises(ember.ShapeError, match=r"stride \(0, 1\) and dilation"):
         C.conv_output_shape((2, 4, 8, 8), (4, 4, 3, 3), C.Conv2d((0, 1), (0, 0), (1, 1), 1))
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("matmul", lambda m, x, w: x.flatten(1)[:, :36] @ w.flatten(1).T),
+        (
+            "einsum",
+            lambda m, x, w: m.einsum("nchw,ochw->no", x, w[:, :, :1, :1].expand(-1, -1, 6, 6)),
+        ),
+        ("conv", lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1)),
+        ("conv_groups", lambda m, x, w: m.nn.functional.conv2d(x, w[:, :2], stride=2, groups=2)),
+        ("conv_1x1", lambda m, x, w: m.nn.functional.conv2d(x, w[:, :, :1, :1])),
+    ],
+)
+def test_bfloat16_stays_bfloat16_and_matches_torch(device, name, fn):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    xs, ws = rng.standard_normal((2, 4, 6, 6)), rng.standard_normal((4, 4, 3, 3))
+    x = ember.tensor(xs, dtype=ember.bfloat16, device=device, requires_grad=True)
+    w = ember.tensor(ws, dtype=ember.bfloat16, device=device, requires_grad=True)
+    out = fn(ember, x, w)
+    out.float().square().sum().backward()
+    assert (out.dtype, x.grad.dtype, w.grad.dtype) == (ember.bfloat16,) * 3
+    tx = torch.tensor(xs, dtype=torch.bfloat16, requires_grad=True)
+    tw = torch.tensor(ws, dtype=torch.bfloat16, requires_grad=True)
+    tout = fn(torch, tx, tw)
+    tout.float().square().sum().backward()
+    scale = float(tout.float().abs().max())
+    np.testing.assert_allclose(
+        out.detach().float().cpu().numpy(), tout.detach().float().numpy(), atol=0.02 * scale
+    )
+    gscale = float(tx.grad.float().abs().max())
+    np.testing.assert_allclose(
+        x.grad.float().cpu().numpy(), tx.grad.float().numpy(), atol=0.03 * gscale
+    )

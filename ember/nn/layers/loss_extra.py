@@ -1,0 +1,8 @@
+"""(being written) loss_extra layers.
+
+>>> import ember
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
