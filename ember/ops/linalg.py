@@ -34,8 +34,9 @@ class MatMul(Op):
     saves_inputs = True
 
     def forward(self, xp, a, b):
+        # cuBLAS with ember's TF32 setting on a GPU (backend.kernels)
         out = xp.matmul(a, b) if xp is np else _gpu.matmul(xp, a, b)
-        return out if out.dtype == a.dtype else out.astype(a.dtype)  # ml_dtypes' bf16 -> f32  # cuBLAS with ember's TF32 setting (backend.kernels)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)  # ml_dtypes' bf16 -> f32
 
     def infer(self, a, b):
         sa, sb = tuple(a.shape), tuple(b.shape)
