@@ -453,3 +453,14 @@ def test_second_order_matches_torch_and_finite_differences(name, fn):
     assert ember.autograd.gradgradcheck(
         lambda x, y, p: fn(F, x, y, p, t, w), args, fast_mode=True, atol=1e-6, rtol=1e-4
     )
+
+
+def test_target_check_survives_a_top_level_graph():
+    from ember import static
+
+    static.placeholder((2,), name="left_active")  # the default graph's builder stays installed
+    try:
+        with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+            ember.nn.functional.cross_entropy(ember.randn(3, 4), ember.tensor([0, 7, 1]))
+    finally:
+        static.reset_default_graph()

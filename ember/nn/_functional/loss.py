@@ -22,7 +22,7 @@ import numpy as np
 import ember
 
 from ... import dtypes as _dt
-from ..._config import state
+from ..._config import graph_tracer
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._shape import broadcast_shapes
 from ..._tensor import Tensor
@@ -284,7 +284,7 @@ def _scan_targets(target: Tensor, c: int, ignore_index: int, op: str) -> bool:
     """Raises for class indices outside [0, c) (other than ``ignore_index``); returns whether
     any target equals ``ignore_index``. Reads the data, so only in eager mode: a graph being
     traced takes the general (masked) path and cannot check."""
-    if state.tracer is not None:
+    if graph_tracer(target) is not None:  # a top-level define-and-run graph leaves eager alone
         return True
     t = target._data
     if t.size == 0:
