@@ -1,235 +1,81 @@
-"""Sampling: bernoulli, multinomial, normal, poisson, and the in-place fills ``uniform_``,
-``normal_``, ``bernoulli_``, ``exponential_``, ``geometric_``, ``log_normal_``, ``cauchy_``,
-``random_``.
+"""Random sampling: ``bernoulli``, ``multinomial``, ``normal``, ``poisson`` and the in-place
+fills ``uniform_``, ``normal_``, ``bernoulli_``, ``exponential_``, ``geometric_``,
+``log_normal_``, ``cauchy_`` and ``random_``, with PyTorch's signatures and checks.
 
-Draws come from ``ember.random`` on the tensor's device (cuRAND on a GPU, never drawn on the
-host and copied, except ``poisson``), follow ``ember.manual_seed`` and take ``generator=``.
-Results carry no gradient, as in PyTorch.
+Numbers are drawn on the tensor's device (cuRAND on a GPU) from the default generator, or from
+``generator=``; ``ember.manual_seed`` makes them reproducible. Samples carry no gradient.
 
 >>> import ember
 >>> _ = ember.manual_seed(0)
->>> ember.empty(3).uniform_(-1, 1).abs().max().item() <= 1
-True
+>>> ember.bernoulli(ember.tensor([0.0, 1.0]))
+tensor([0., 1.])
+>>> ember.zeros(2, 3).uniform_(-1, 1).shape
+ember.Size([2, 3])
 """
 
 from __future__ import annotations
 
 import math
+import operator
 
-import numpy as np
-
-from .. import backend as _backend
 from .. import dtypes as _dt
-from .. import random as _random
-from .._config import no_grad
-from .._errors import DTypeError, ShapeError
+from .._config import state
+from .._errors import DTypeError, EmberError
 from .._tensor import Tensor
-from . import creation as C
-from .inplace import check_inplace_allowed
+from ..ops.base import apply
+from ..ops.sampling import Bernoulli, Draw, Multinomial, Normal, Poisson
+from .inplace import apply_inplace
 
 
-def _uniform(shape, dtype: _dt.DType, device, generator) -> Tensor:
-    return Tensor._make(_random.uniform(tuple(shape), dtype.np, device, generator))
+def _need_float(x: Tensor, name: str, what: str = "input") -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{name}: expected a floating-point {what}, got {x.dtype}")
 
 
-def _normal(shape, dtype: _dt.DType, device, generator) -> Tensor:
-    return Tensor._make(_random.normal(tuple(shape), dtype.np, device, generator))
+# -- functions ------------------------------------------------------------------------------------
 
 
-def _float_dtype(t: Tensor, name: str) -> _dt.DType:
-    if not t.dtype.is_floating_point:
-        raise DTypeError(f"{name}: expected a floating tensor, got {t.dtype}")
-    return t.dtype
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+    """1 with probability ``input`` (elementwise), else 0; ``p=`` gives one probability for all.
 
-
-def _fill(self: Tensor, values: Tensor, name: str) -> Tensor:
-    check_inplace_allowed(self, name)
-    with no_grad():
-        self.copy_(values)
-    return self
-
-
-def _draw_like(self: Tensor, name: str, generator, compute) -> Tensor:
-    """Fill ``self`` with ``compute(u)`` of uniform [0, 1) draws (in float64 for accuracy on
-    the CPU, float32 on a GPU) cast to its dtype."""
-    dt = _float_dtype(self, name)
-    work = _dt.float64 if self.device.type == "cpu" or dt is _dt.float64 else _dt.float32
-    with no_grad():
-        values = compute(_uniform(self.shape, work, self.device, generator))
-    return _fill(self, values.to(dt), name)
-
-
-# -- in-place fills ----------------------------------------------------------------------------
-
-
-def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None, **kwargs):
-    """Fill with numbers drawn uniformly from [from, to).
+    The result has ``input``'s shape, dtype and device.
 
     >>> import ember
-    >>> w = ember.empty(1000).uniform_(2, 3)
-    >>> bool((w >= 2).all() and (w < 3).all())
-    True
+    >>> ember.bernoulli(ember.tensor([[1.0, 0.0]]))
+    tensor([[1., 0.]])
+    >>> ember.bernoulli(ember.zeros(3, dtype=ember.int64), p=1.0)
+    tensor([1, 1, 1])
     """
-    from_ = kwargs.pop("from", from_)
-    dt = _float_dtype(self, "uniform_")
-    if from_ > to:
-        raise ShapeError(f"uniform_: expects from <= to, got from={from_} and to={to}")
-    with no_grad():
-        u = _uniform(self.shape, dt, self.device, generator)
-        values = u * (to - from_) + from_
-    return _fill(self, values, "uniform_")
-
-
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with numbers drawn from N(mean, std²).
-
-    >>> import ember
-    >>> ember.empty(2, 3).normal_(0, 0.02).shape
-    ember.Size([2, 3])
-    """
-    dt = _float_dtype(self, "normal_")
-    if std < 0:
-        raise ShapeError(f"normal_: expects std >= 0.0, got std={std}")
-    with no_grad():
-        values = _normal(self.shape, dt, self.device, generator) * std + mean
-    return _fill(self, values, "normal_")
-
-
-def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
-    """Fill with exp(N(mean, std²)) draws.
-
-    >>> import ember
-    >>> bool((ember.empty(5).log_normal_() > 0).all())
-    True
-    """
-    dt = _float_dtype(self, "log_normal_")
-    if std <= 0:
-        raise ShapeError(f"log_normal_: expects std > 0.0, got std={std}")
-    with no_grad():
-        values = (_normal(self.shape, dt, self.device, generator) * std + mean).exp()
-    return _fill(self, values, "log_normal_")
-
-
-def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with draws from the exponential distribution of rate ``lambd``.
-
-    >>> import ember
-    >>> bool((ember.empty(5).exponential_(2.0) >= 0).all())
-    True
-    """
-    if lambd <= 0:
-        raise ShapeError(f"exponential_: expects lambd > 0.0, got lambd={lambd}")
-    return _draw_like(self, "exponential_", generator, lambda u: -(-u).log1p() / lambd)
-
-
-def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
-    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...).
-
-    >>> import ember
-    >>> bool((ember.empty(5).geometric_(0.5) >= 1).all())
-    True
-    """
-    if not 0 < p < 1:
-        raise ShapeError(f"geometric_: expects p in (0, 1), got p={p}")
-    scale = 1.0 / math.log1p(-p)
-    return _draw_like(
-        self, "geometric_", generator, lambda u: ((-u).log1p() * scale).ceil().clamp(min=1)
-    )
-
-
-def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with draws from the Cauchy distribution.
-
-    >>> import ember
-    >>> ember.empty(4).cauchy_().shape
-    ember.Size([4])
-    """
-    if sigma <= 0:
-        raise ShapeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
-    return _draw_like(
-        self, "cauchy_", generator, lambda u: ((u - 0.5) * math.pi).tan() * sigma + median
-    )
-
-
-def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
-    """Fill with 1 with probability ``p`` (a number or a tensor of probabilities), else 0.
-
-    >>> import ember
-    >>> ember.empty(3).bernoulli_(1.0)
-    tensor([1., 1., 1.])
-    """
-    probs = p if isinstance(p, Tensor) else None
-    if probs is None and not 0 <= p <= 1:
-        raise ShapeError(f"bernoulli_: expects 0 <= p <= 1, got p={p}")
-    with no_grad():
-        u = _uniform(self.shape, _dt.float64 if self.device.type == "cpu" else _dt.float32,
-                     self.device, generator)  # fmt: skip
-        values = u < (probs.to(u.dtype) if probs is not None else p)
-    return _fill(self, values.to(self.dtype), "bernoulli_")
-
-
-def random_(self: Tensor, from_=0, to=None, *, generator=None, **kwargs) -> Tensor:
-    """Fill with integers drawn uniformly from [from, to); ``random_(to)`` means [0, to), and
-    without ``to`` the range ends at the largest integer the dtype holds exactly.
-
-    >>> import ember
-    >>> bool((ember.empty(10).random_(3) < 3).all())
-    True
-    """
-    from_ = kwargs.pop("from", from_)
-    if to is None and from_ != 0 and "from" not in kwargs:
-        from_, to = 0, from_
-    dt = self.dtype
-    if to is None:
-        if dt.is_floating_point:
-            to = 2 ** (np.finfo(np.float32 if dt is _dt.bfloat16 else dt.np).nmant + 1) + 1
-            if dt is _dt.bfloat16:
-                to = 2**8 + 1
-        elif dt is _dt.bool_:
-            to = 2
-        else:
-            to = int(np.iinfo(dt.np).max) + 1
-    if from_ >= to:
-        raise ShapeError(f"random_: expects from < to, got from={from_} and to={to}")
-    arr = _random.integers(int(from_), int(to), tuple(self.shape), np.int64, self.device, generator)
-    return _fill(self, Tensor._make(arr).to(dt), "random_")
-
-
-# -- functions ---------------------------------------------------------------------------------
-
-
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    """1 with the probability in each element of ``input`` (or ``p``), else 0.
-
-    >>> import ember
-    >>> ember.bernoulli(ember.tensor([0.0, 1.0]))
-    tensor([0., 1.])
-    """
-    if p is None:
-        if not input.dtype.is_floating_point:
-            raise DTypeError(
-                f"bernoulli: expected a floating tensor of probabilities, got {input.dtype}"
-            )
-        with no_grad():
-            bad = bool(((input < 0) | (input > 1)).any().item())
-        if bad:
-            raise ShapeError("bernoulli: all probabilities must be in [0, 1]")
-        return bernoulli_(C.empty_like(input.detach()), input.detach(), generator=generator)
-    return bernoulli_(C.empty_like(input.detach()), p, generator=generator)
+    if p is not None:
+        return apply(Draw("bernoulli", (_probability(p, "bernoulli"),), generator), input)
+    _need_float(input, "bernoulli", "tensor of probabilities")
+    return apply(Bernoulli(generator), input)
 
 
 def multinomial(
     input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
 ) -> Tensor:
-    """``num_samples`` category indices per row, drawn with probability proportional to the
-    (non-negative) weights in ``input`` (1-D or 2-D); without replacement they are distinct.
+    """``num_samples`` category indices drawn from each row of the non-negative weights
+    ``input`` (1-D or 2-D, not necessarily normalized). Without ``replacement`` the indices of a
+    row are distinct, in the order drawn. Returns int64 of shape ``input.shape[:-1] +
+    (num_samples,)``.
 
     >>> import ember
-    >>> ember.multinomial(ember.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
-    tensor([1, 1])
+    >>> ember.multinomial(ember.tensor([0.0, 3.0, 0.0]), 1)
+    tensor([1])
+    >>> sorted(ember.tensor([1.0, 2.0, 0.0, 4.0]).multinomial(3).tolist())
+    [0, 1, 3]
     """
+    try:
+        if isinstance(num_samples, bool):
+            raise TypeError
+        num_samples = operator.index(num_samples)
+    except TypeError:
+        raise TypeError(
+            f"multinomial: num_samples must be an int, got {type(num_samples).__name__}"
+        ) from None
     if input.ndim not in (1, 2):
-        raise ShapeError(
+        raise EmberError(
             f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}"
         )
     if not input.dtype.is_floating_point:
@@ -237,90 +83,298 @@ def multinomial(
             f"multinomial: only supports floating-point dtypes for input, got {input.dtype}"
         )
     if num_samples <= 0:
-        raise ShapeError(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
-    with no_grad():
-        w = (
-            input.detach()
-            .reshape(-1, input.shape[-1])
-            .to(_dt.float64 if input.device.type == "cpu" else _dt.float32)
+        raise EmberError(f"multinomial: cannot sample n_sample <= 0 samples (got {num_samples})")
+    if not replacement and num_samples > input.shape[-1]:
+        raise EmberError(
+            f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+            f"replacement ({num_samples} > {input.shape[-1]})"
         )
-        if not bool(w.isfinite().all().item()) or bool((w < 0).any().item()):
-            raise ShapeError(
-                "multinomial: probability tensor contains either inf, nan or element < 0"
-            )
-        total = w.sum(1, keepdim=True)
-        if bool((total <= 0).any().item()):
-            raise ShapeError(
-                "multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
-            )
-        rows, k = w.shape
-        if not replacement:
-            nonzero = int((w > 0).sum(1).min().item())
-            if num_samples > nonzero:
-                raise ShapeError(
-                    f"multinomial: cannot sample {num_samples} > prob_dist.size(-1) samples "
-                    f"without replacement (only {nonzero} categories have non-zero weight)"
-                )
-            u = _uniform((rows, k), w.dtype, input.device, generator).clamp(min=1e-30)
-            keys = u.log() / w  # Efraimidis-Spirakis: the largest u ** (1 / w) win
-            out = keys.topk(num_samples, dim=1).indices
-        else:
-            cdf = (w / total).cumsum(1)
-            u = _uniform((rows, num_samples), w.dtype, input.device, generator)
-            out = (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(2).clamp(max=k - 1)
-    out = out.to(_dt.int64)
-    return out.reshape(-1) if input.ndim == 1 else out
+    return apply(Multinomial(num_samples, bool(replacement), generator), input)
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
-    """Draws from N(mean, std²): ``mean`` and ``std`` tensors (broadcast) or numbers (then
-    ``size`` gives the shape).
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Normal samples with the given ``mean`` and ``std``, as PyTorch's overloads:
+
+    - ``normal(mean: Tensor, std: Tensor)``: elementwise, broadcast, in ``mean``'s dtype;
+    - ``normal(mean: Tensor, std=1.0)`` and ``normal(mean: float, std: Tensor)``: the tensor's
+      shape, dtype and device;
+    - ``normal(mean: float, std: float, size)``: a new tensor (``dtype=``, ``device=``,
+      ``requires_grad=`` as in ``randn``).
 
     >>> import ember
-    >>> ember.normal(ember.zeros(3), 1.0).shape, ember.normal(0.0, 1.0, size=(2,)).shape
-    (ember.Size([3]), ember.Size([2]))
+    >>> ember.normal(ember.tensor([1.0, 5.0]), 0.0)
+    tensor([1., 5.])
+    >>> ember.normal(2.0, 0.5, (2, 3)).shape
+    ember.Size([2, 3])
     """
-    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
-    if not tensors:
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
         if size is None:
-            raise ShapeError("normal: give mean or std as a tensor, or a size")
-        if std < 0:
-            raise ShapeError(f"normal: expects std >= 0.0, got std={std}")
-        out = C.empty(*size, dtype=dtype, device=device)
-        return normal_(out, float(mean), float(std), generator=generator)
-    with no_grad():
-        if isinstance(std, Tensor) and bool((std < 0).any().item()):
-            raise ShapeError("normal: expects all elements of std >= 0.0")
-        ref = tensors[0]
-        dt = _dt.result_type(*tensors) if len(tensors) == 2 else ref.dtype
-        shape = _backend_shape(mean, std)
-        z = _normal(shape, dt, ref.device, generator)
-        m = mean.detach() if isinstance(mean, Tensor) else mean
-        s = std.detach() if isinstance(std, Tensor) else std
-        return z * s + m
+            raise TypeError(
+                "normal: with a number for both mean and std, size is required, e.g. "
+                "ember.normal(0.0, 1.0, (2, 3))"
+            )
+        from .creation import empty
 
-
-def _backend_shape(a, b) -> tuple:
-    from .._shape import broadcast_shapes
-
-    shapes = [tuple(t.shape) for t in (a, b) if isinstance(t, Tensor)]
-    return broadcast_shapes("normal", *shapes)
+        std = _std(std, "normal", ">=")
+        like = empty(size, dtype=dtype, device=device)
+        _need_float(like, "normal", "dtype")
+        out = apply(Draw("normal", (float(mean), std), generator), like)
+        if requires_grad:
+            out.requires_grad = True
+        return out
+    if size is not None:
+        raise TypeError("normal: size is only taken when mean and std are both numbers")
+    if mean_t:
+        _need_float(mean, "normal", "mean")
+    if std_t:
+        _need_float(std, "normal", "std")
+    if not std_t:
+        std = _scalar_like(_std(std, "normal", ">="), mean)
+    elif not mean_t:
+        mean = _scalar_like(float(mean), std)
+    return apply(Normal(generator), mean, std.to(mean.dtype))
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:
-    """Draws from Poisson distributions with the rates in ``input`` (drawn on the host).
+    """Poisson counts with the rates in ``input`` (non-negative), in its dtype and device.
 
     >>> import ember
     >>> ember.poisson(ember.zeros(3))
     tensor([0., 0., 0.])
+    >>> ember.poisson(ember.full((2,), 4.0)).dtype
+    ember.float32
     """
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"poisson: expected a floating tensor of rates, got {input.dtype}")
-    rates = _backend.to_device(input.detach()._data, _backend.CPU).astype(np.float64)
-    if (rates < 0).any() or not np.isfinite(rates).all():
-        raise ShapeError("poisson: rates must be finite and non-negative")
-    draws = _random.rng(generator).poisson(rates).astype(input._data.dtype)
-    return Tensor._make(_backend.to_device(draws, input.device))
+    _need_float(input, "poisson", "tensor of rates")
+    return apply(Poisson(generator), input)
+
+
+def _scalar_like(value: float, t: Tensor) -> Tensor:
+    from .creation import full
+
+    return full((), value, dtype=t.dtype, device=t.device)
+
+
+def _std(std, name: str, rule: str) -> float:
+    std = float(std)
+    if not (std >= 0 if rule == ">=" else std > 0):
+        raise EmberError(f"{name}: expects std {rule} 0.0, but found std={std}")
+    return std
+
+
+def _probability(p, name: str) -> float:
+    p = float(p)
+    if not 0 <= p <= 1:
+        raise EmberError(f"{name}: expects p to be in [0, 1], but got p={p}")
+    return p
+
+
+# -- in-place fills -------------------------------------------------------------------------------
+
+
+def _refill(self: Tensor, new, name: str) -> Tensor:
+    """Overwrite ``self`` with ``new(src)`` (a tensor of fresh samples) by the in-place rules."""
+
+    def drawn(src: Tensor) -> Tensor:
+        out = new(src)
+        if src._requires_grad and state.grad_enabled:
+            # a non-leaf: the old value is gone, so it gets a zero gradient (as in PyTorch)
+            from .creation import ones_like
+            from .elementwise import where
+
+            out = where(ones_like(src, dtype=_dt.bool_), out, src)
+        return out
+
+    return apply_inplace(self, drawn, name=name)
+
+
+def _fill(self: Tensor, dist: str, params: tuple, generator, name: str) -> Tensor:
+    return _refill(self, lambda src: apply(Draw(dist, params, generator), src), name)
+
+
+def _need_float_self(self: Tensor, name: str) -> None:
+    if not self.dtype.is_floating_point:
+        raise DTypeError(f"{name}: needs a floating-point tensor, got {self.dtype}")
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with uniform numbers in [from, to), in place.
+
+    >>> import ember
+    >>> x = ember.zeros(1000).uniform_(2, 3)
+    >>> bool((x >= 2).all() and (x < 3).all())
+    True
+    """
+    _need_float_self(self, "uniform_")
+    a, b = float(from_), float(to)
+    if a > b:
+        raise EmberError(
+            f"uniform_: expects to return a [from, to) range, but found from={a} > to={b}"
+        )
+    top = float(_dt.finfo(self.dtype).max)
+    for what, v in (("from", a), ("to", b)):
+        if not -top <= v <= top:
+            raise EmberError(f"uniform_: {what}={v} is out of bounds for {self.dtype}")
+    if b - a > top:
+        raise EmberError(
+            f"uniform_: expects to-from <= the largest {self.dtype} ({top}), but found to={b} "
+            f"and from={a}"
+        )
+    return _fill(self, "uniform", (a, b), generator, "uniform_")
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with normal numbers of the given ``mean`` and ``std``, in place.
+
+    >>> import ember
+    >>> ember.zeros(3).normal_(mean=4.0, std=0.0)
+    tensor([4., 4., 4.])
+    """
+    _need_float_self(self, "normal_")
+    return _fill(self, "normal", (float(mean), _std(std, "normal_", ">=")), generator, "normal_")
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number, or a tensor broadcastable to this one's
+    shape), else 0, in place. Works for every dtype.
+
+    >>> import ember
+    >>> ember.zeros(2, dtype=ember.int64).bernoulli_(1.0)
+    tensor([1, 1])
+    >>> ember.zeros(2).bernoulli_(ember.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    if not isinstance(p, Tensor):
+        return _fill(self, "bernoulli", (_probability(p, "bernoulli_"),), generator, "bernoulli_")
+    _need_float(p, "bernoulli_", "p")
+    probs = p.expand(tuple(self.shape))
+    return _refill(
+        self, lambda src: apply(Bernoulli(generator), probs).to(self.dtype), "bernoulli_"
+    )
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with exponential numbers of rate ``lambd`` (density ``lambd * exp(-lambd * x)``).
+
+    >>> import ember
+    >>> bool((ember.zeros(100).exponential_(2.0) >= 0).all())
+    True
+    """
+    _need_float_self(self, "exponential_")
+    lambd = float(lambd)
+    if not lambd > 0:
+        raise EmberError(f"exponential_: expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, "exponential", (lambd,), generator, "exponential_")
+
+
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...).
+    Floating and integer tensors.
+
+    >>> import ember
+    >>> bool((ember.zeros(100, dtype=ember.int32).geometric_(0.3) >= 1).all())
+    True
+    """
+    if self.dtype is _dt.bool_:
+        raise DTypeError("geometric_: not implemented for bool tensors")
+    p = float(p)
+    if not 0 < p < 1:
+        raise EmberError(f"geometric_: expects p to be in (0, 1), but got p={p}")
+    return _fill(self, "geometric", (p,), generator, "geometric_")
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill with ``exp(N(mean, std))`` samples, in place.
+
+    >>> import ember
+    >>> bool((ember.zeros(100).log_normal_(0.0, 0.5) > 0).all())
+    True
+    """
+    _need_float_self(self, "log_normal_")
+    std = _std(std, "log_normal_", ">")
+    return _fill(self, "log_normal", (float(mean), std), generator, "log_normal_")
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with Cauchy samples ``median + sigma * tan(pi * (u - 1/2))``, in place.
+
+    >>> import ember
+    >>> ember.zeros(2, 2).cauchy_().shape
+    ember.Size([2, 2])
+    """
+    _need_float_self(self, "cauchy_")
+    sigma = float(sigma)
+    if not sigma > 0:
+        raise EmberError(f"cauchy_: expects sigma > 0.0, but found sigma={sigma}")
+    return _fill(self, "cauchy", (float(median), sigma), generator, "cauchy_")
+
+
+_UNSET = object()
+
+
+def _random_bounds(dt: _dt.DType) -> tuple[int, int, int]:
+    """(lowest, highest value random_ may write, highest default) for dtype ``dt``."""
+    if dt is _dt.bool_:
+        return 0, 1, 1
+    if dt.is_floating_point:
+        digits = 1 - round(math.log2(float(_dt.finfo(dt).eps)))  # 2**digits: the last exact int
+        top = min(int(_dt.finfo(dt).max), 2**63 - 1)
+        return -top, top, 2**digits
+    info = _dt.iinfo(dt)
+    return int(info.min), int(info.max), int(info.max)
+
+
+def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
+    """Fill with random integers, in place, as PyTorch's three forms:
+
+    - ``random_()``: [0, 2**mantissa] for floating dtypes (every value exact), [0, max] for
+      integer dtypes, {0, 1} for bool;
+    - ``random_(to)``: [0, to);
+    - ``random_(from, to)``: [from, to), or [from, that default top] when ``to`` is None.
+
+    >>> import ember
+    >>> x = ember.zeros(100, dtype=ember.int8).random_(-3, 3)
+    >>> bool((x >= -3).all() and (x < 3).all())
+    True
+    """
+    if from_ is _UNSET:  # random_() or random_(to=...)
+        from_, to = 0, None if to is _UNSET else to
+    elif to is _UNSET:  # random_(to)
+        from_, to = 0, from_
+    try:
+        low = operator.index(from_)
+        high = None if to is None else operator.index(to)
+    except TypeError:
+        raise TypeError(
+            f"random_: from and to must be integers, got from={from_!r}, to={to!r}"
+        ) from None
+    lowest, highest, default_top = _random_bounds(self.dtype)
+    if high is None:
+        high = default_top
+        if low > high:
+            raise EmberError(
+                f"random_: expects 'from' <= {high} (the top for {self.dtype}), got from={low}"
+            )
+    else:
+        if low >= high:
+            raise EmberError(
+                f"random_: expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        high -= 1
+    if not lowest <= low <= highest:
+        raise EmberError(f"random_: from={low} is out of bounds for {self.dtype}")
+    if not lowest <= high <= highest:
+        raise EmberError(f"random_: to - 1 = {high} is out of bounds for {self.dtype}")
+    return _fill(self, "random", (low, high), generator, "random_")
 
 
 __all__ = ["bernoulli", "multinomial", "normal", "poisson"]
@@ -330,10 +384,10 @@ TENSOR_METHODS = {
     "multinomial": multinomial,
     "uniform_": uniform_,
     "normal_": normal_,
-    "log_normal_": log_normal_,
+    "bernoulli_": bernoulli_,
     "exponential_": exponential_,
     "geometric_": geometric_,
+    "log_normal_": log_normal_,
     "cauchy_": cauchy_,
-    "bernoulli_": bernoulli_,
     "random_": random_,
 }
