@@ -1,4 +1,5 @@
-"""``ember.nn.utils``: gradient clipping and flat parameter vectors (PyTorch's ``torch.nn.utils``).
+"""``ember.nn.utils``: gradient clipping, flat parameter vectors, weight and spectral
+normalization and (in ``ember.nn.utils.rnn``) packed sequences, as PyTorch's ``torch.nn.utils``.
 
 >>> import ember
 >>> p = ember.nn.Parameter(ember.zeros(2))
@@ -7,6 +8,7 @@
 tensor(5.)
 """
 
+from . import rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -15,6 +17,8 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -24,4 +28,9 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "rnn",
+    "weight_norm",
+    "remove_weight_norm",
+    "spectral_norm",
+    "remove_spectral_norm",
 ]
