@@ -311,3 +311,21 @@ def test_errors():
         em(x, x, x, attn_mask=ember.zeros(L, L, dtype=ember.int64))
     with pytest.raises(RuntimeError, match="key has 5 features"):
         em(x, ember.randn(S, N, 5), ember.randn(S, N, 5))
+
+
+def test_fully_masked_queries_attend_to_nothing_as_in_torch(device):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 3, 4)) for _ in range(3))
+    keep = np.array([[True, False], [False, False], [True, True]])[None].repeat(2, 0)
+    keep = np.concatenate([keep, keep[:, :, :1]], 2)  # (2, 3, 3): query 1 keeps no key
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a, requires_grad=True) for a in (q, k, v)), attn_mask=torch.tensor(keep)
+    )
+    ins = [ember.tensor(a, device=device, requires_grad=True) for a in (q, k, v)]
+    got = ember.nn.functional.scaled_dot_product_attention(
+        *ins, attn_mask=ember.tensor(keep, device=device)
+    )
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), atol=1e-6)
+    got.sum().backward()
+    assert all(bool(t.grad.isfinite().all()) for t in ins)

@@ -369,11 +369,6 @@ def test_repr_and_attributes():
     assert model.d_model == D and model.nhead == H and model.batch_first
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ember's MultiheadAttention gives NaN for a query whose keys are all masked; "
-    "PyTorch (need_weights=False, as the transformer layers call it) gives zero attention",
-)
 def test_fully_masked_sequence_is_not_nan():
     tm, em = _pair("TransformerEncoderLayer", "cpu")
     rng = np.random.default_rng(5)

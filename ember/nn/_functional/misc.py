@@ -211,7 +211,13 @@ def scaled_dot_product_attention(
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
+    dead = None
+    if attn_mask is not None or is_causal:  # a query with every key masked attends to none
+        dead = (scores == float("-inf")).all(-1, keepdim=True)
+        scores = scores.masked_fill(dead, 0.0)
     weights = softmax(scores, dim=-1)
+    if dead is not None:
+        weights = weights.masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights.matmul(value)

@@ -334,9 +334,15 @@ def multi_head_attention_forward(
     from .._functional.activation import softmax
 
     scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
+    dead = None
     if attn_mask is not None:
         scores = scores + attn_mask
+        if not need_weights:  # PyTorch's fast path: a query with every key masked attends to none
+            dead = (scores == float("-inf")).all(-1, keepdim=True)
+            scores = scores.masked_fill(dead, 0.0)
     weights = softmax(scores, dim=-1)
+    if dead is not None:
+        weights = weights.masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         weights = _dropout(weights, dropout_p)
     out = weights.matmul(v)  # (N * H, L, head_dim)
