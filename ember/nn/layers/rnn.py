@@ -59,34 +59,40 @@ def _zeros(shape, like: Tensor) -> Tensor:
 # returns the list of hidden states in time order (of the walk) and the final state(s).
 
 
-def _run_rnn(xs, h, w_hh_t, act):
+def _step(keep, t, new, old):
+    """The new state, or (packed input) the old one for sequences that ended before step t."""
+    return new if keep is None else _ember().where(keep[t], new, old)
+
+
+def _run_rnn(xs, h, w_hh_t, act, keep=None):
     hs = []
-    for x in xs:
-        h = act(x + h.mm(w_hh_t))
+    for t, x in enumerate(xs):
+        h = _step(keep, t, act(x + h.mm(w_hh_t)), h)
         hs.append(h)
     return hs, h
 
 
-def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int):
+def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
     ember = _ember()
     sigmoid, tanh = ember.sigmoid, ember.tanh
     hs = []
-    for x in xs:
+    for t, x in enumerate(xs):
         gates = x + h.mm(w_hh_t)
         i, f, g, o = gates.split(hidden, 1)
-        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-        h = sigmoid(o) * tanh(c)
+        c_new = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h_new = sigmoid(o) * tanh(c_new)
         if w_hr_t is not None:
-            h = h.mm(w_hr_t)
+            h_new = h_new.mm(w_hr_t)
+        h, c = _step(keep, t, h_new, h), _step(keep, t, c_new, c)
         hs.append(h)
     return hs, h, c
 
 
-def _run_gru(xs, h, w_hh_t, b_hh, hidden: int):
+def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
     ember = _ember()
     sigmoid, tanh = ember.sigmoid, ember.tanh
     hs = []
-    for x in xs:
+    for t, x in enumerate(xs):
         gh = h.mm(w_hh_t)
         if b_hh is not None:
             gh = gh + b_hh
@@ -95,7 +101,7 @@ def _run_gru(xs, h, w_hh_t, b_hh, hidden: int):
         r = sigmoid(x_r + h_r)
         z = sigmoid(x_z + h_z)
         n = tanh(x_n + r * h_n)
-        h = n + z * (h - n)  # = (1 - z) * n + z * h
+        h = _step(keep, t, n + z * (h - n), h)  # = (1 - z) * n + z * h
         hs.append(h)
     return hs, h
 
@@ -303,8 +309,8 @@ class RNNBase(Module):
         name = self._module_name()
         if not isinstance(input, Tensor):
             raise TypeError(
-                f"{name}: expected input to be a Tensor, got {type(input).__name__}"
-                " (PackedSequence is not supported)"
+                f"{name}: expected input to be a Tensor or a PackedSequence, got "
+                f"{type(input).__name__}"
             )
         if input.ndim not in (2, 3):
             raise ShapeError(
@@ -345,8 +351,9 @@ class RNNBase(Module):
         return input, hx, is_batched
 
     # -- the layer loop ----------------------------------------------------------------------
-    def _run(self, input: Tensor, h0: Tensor | None, c0: Tensor | None):
-        """``input`` is time-major (T, B, I); returns output (T, B, D*H_out), h_n and c_n."""
+    def _run(self, input: Tensor, h0: Tensor | None, c0: Tensor | None, lengths=None):
+        """``input`` is time-major (T, B, I); returns output (T, B, D*H_out), h_n and c_n.
+        With ``lengths`` (a packed batch, padded) each sequence's state stops at its end."""
         ember = _ember()
         mode = self.mode
         steps, batch = input.shape[0], input.shape[1]
@@ -358,6 +365,10 @@ class RNNBase(Module):
         h_init = h0.unbind(0) if h0 is not None else None
         c_init = c0.unbind(0) if c0 is not None else None
         h_last, c_last = [], []
+        keep = None
+        if lengths is not None:
+            steps_t = ember.arange(steps, device=input.device).reshape(steps, 1, 1)
+            keep = list((steps_t < lengths.to(input.device).reshape(1, batch, 1)).unbind(0))
         layer_input = input
         for layer in range(self.num_layers):
             feats = layer_input.shape[2]
@@ -377,8 +388,10 @@ class RNNBase(Module):
                     proj = proj + b_ih
                 proj = proj.reshape(steps, batch, proj.shape[1])
                 xs = _time_steps(proj) if proj.requires_grad else proj.unbind(0)
+                walk = keep
                 if direction:
                     xs = xs[::-1]
+                    walk = None if keep is None else keep[::-1]
                 h = h_init[idx] if h_init is not None else _zeros((batch, out_size), input)
                 # one contiguous copy per forward: NumPy multiplies small matrices by a
                 # transposed view several times slower than by a contiguous one
@@ -387,12 +400,12 @@ class RNNBase(Module):
                     c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
                     w_hr = params.get("weight_hr" + sfx)
                     w_hr_t = None if w_hr is None else w_hr.t().contiguous()
-                    hs, h, c = _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden)
+                    hs, h, c = _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden, walk)
                     c_last.append(c)
                 elif mode == "GRU":
-                    hs, h = _run_gru(xs, h, w_hh_t, b_hh, hidden)
+                    hs, h = _run_gru(xs, h, w_hh_t, b_hh, hidden, walk)
                 else:
-                    hs, h = _run_rnn(xs, h, w_hh_t, act)
+                    hs, h = _run_rnn(xs, h, w_hh_t, act, walk)
                 h_last.append(h)
                 if direction:
                     hs = hs[::-1]
@@ -405,6 +418,10 @@ class RNNBase(Module):
         return layer_input, h_n, c_n
 
     def _forward(self, input, hx, is_lstm: bool):
+        from ..utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, is_lstm)
         input, hx, is_batched = self._batch_input(input, hx, is_lstm)
         batch_dim = 0 if self.batch_first else 1
         if not is_batched:
@@ -438,6 +455,39 @@ class RNNBase(Module):
             h_n = h_n.squeeze(1)
             c_n = c_n.squeeze(1) if c_n is not None else None
         return output, h_n, c_n
+
+    def _forward_packed(self, packed, hx, is_lstm: bool):
+        """A PackedSequence in, one out (same order indices); h_n / c_n in the caller's batch
+        order. The batch is run padded, each sequence's state frozen past its length."""
+        from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+
+        name = self._module_name()
+        data, batch_sizes = packed.data, packed.batch_sizes
+        if data.ndim != 2 or data.shape[1] != self.input_size:
+            raise ShapeError(
+                f"{name}: packed input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got data of shape {tuple(data.shape)}"
+            )
+        padded, lengths = pad_packed_sequence(PackedSequence(data, batch_sizes))
+        batch = padded.shape[1]
+        order, unorder = packed.sorted_indices, packed.unsorted_indices
+        states = [] if hx is None else (list(hx) if is_lstm else [hx])
+        layers = (2 if self.bidirectional else 1) * self.num_layers
+        out_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        for k, state in enumerate(states):
+            want = (layers, batch, out_size if k == 0 else self.hidden_size)
+            self.check_hidden_size(state, want, f"Expected hidden[{k}] size {{}}, got {{}}")
+            if order is not None:
+                states[k] = state.index_select(1, order.to(state.device))
+        h0 = states[0] if states else None
+        c0 = states[1] if len(states) > 1 else None
+        output, h_n, c_n = self._run(padded, h0, c0, lengths)
+        out = pack_padded_sequence(output, lengths, enforce_sorted=True)
+        out = PackedSequence(out.data, out.batch_sizes, order, unorder)
+        if unorder is not None:
+            h_n = h_n.index_select(1, unorder.to(h_n.device))
+            c_n = c_n.index_select(1, unorder.to(c_n.device)) if c_n is not None else None
+        return out, h_n, c_n
 
     def _expected_cell_size(self, input: Tensor) -> tuple:
         batch = input.shape[0] if self.batch_first else input.shape[1]
