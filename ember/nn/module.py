@@ -1223,6 +1223,28 @@ class Module:
         return main_str + ")"
 
 
+def _path_to(module: Module, child: Module, depth: int = 3) -> str | None:
+    """The dotted name of ``child`` below ``module``: a direct child, or one reached through
+    containers that are never called themselves (``layers.0`` of a ModuleList)."""
+    for n, m in module._modules.items():
+        if m is child:
+            return n
+    if depth > 1:
+        for n, m in module._modules.items():
+            if m is not None and not _calls_children(m):
+                below = _path_to(m, child, depth - 1)
+                if below is not None:
+                    return f"{n}.{below}"
+    return None
+
+
+def _calls_children(module: Module) -> bool:
+    """Whether ``module``'s own forward runs (so it names its children itself)."""
+    from .containers import ModuleDict, ModuleList
+
+    return not isinstance(module, (ModuleList, ModuleDict))
+
+
 def _name_module_path(error: EmberError, module: Module) -> None:
     """Prefix an error raised inside ``module`` with its path from the outermost module called.
 
@@ -1238,7 +1260,7 @@ def _name_module_path(error: EmberError, module: Module) -> None:
     child, path, kind, message = where
     if child is None:
         return
-    name = next((n for n, m in module._modules.items() if m is child), None)
+    name = _path_to(module, child)
     if name is None:  # called from outside the module tree: the path ends here
         where[0] = None
         return

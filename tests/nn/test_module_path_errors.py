@@ -63,3 +63,19 @@ def test_error_keeps_its_type_and_hooks_still_see_it():
         model(ember.randn(2, 4))
     assert seen == [ember.Size([2, 4])]
     assert isinstance(ShapeError("x"), ValueError)
+
+
+def test_path_goes_through_module_lists_and_dicts():
+    class Net(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = ember.nn.ModuleList([ember.nn.Linear(4, 4), ember.nn.Linear(4, 4)])
+            self.heads = ember.nn.ModuleDict({"out": ember.nn.Linear(5, 2)})
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return self.heads["out"](x)
+
+    with pytest.raises(ember.ShapeError, match=r"^heads\.out \(Linear\): "):
+        Net()(ember.ones(3, 4))
