@@ -1,4 +1,5 @@
-"""Optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, and LR schedulers in ``lr_scheduler``.
+"""Optimizers: SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, Rprop, ASGD,
+and LR schedulers in ``lr_scheduler``.
 
 >>> import ember
 >>> w = ember.nn.Parameter(ember.zeros(3))
@@ -7,10 +8,16 @@
 """
 
 from . import lr_scheduler
+from .adadelta import ASGD, Adadelta, Rprop
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
+__all__ = [
+    "lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
+    "Adagrad", "Adadelta", "Rprop", "ASGD",
+]  # fmt: skip

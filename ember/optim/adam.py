@@ -86,7 +86,7 @@ class Adam(Optimizer):
             else:
                 g = g + wd * p
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        tmp = xp.multiply(g, 1.0 - b1, dtype=p.dtype)
+        tmp = (g * (1.0 - b1)).astype(p.dtype, copy=False)  # bfloat16 * float is float32
         m *= b1
         m += tmp
         xp.multiply(g, g, out=tmp)

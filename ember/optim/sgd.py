@@ -75,4 +75,4 @@ class SGD(Optimizer):
                 damp = 1.0 - group["dampening"]
                 buf += g if damp == 1.0 else damp * g
             g = g + momentum * buf if group["nesterov"] else buf
-        xp.subtract(p, xp.multiply(g, lr, dtype=p.dtype), out=p)
+        xp.subtract(p, (g * lr).astype(p.dtype, copy=False), out=p)

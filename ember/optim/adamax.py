@@ -1,0 +1,50 @@
+"""Adamax (Adam with the infinity norm), following PyTorch's formulas.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0]))
+>>> opt = ember.optim.Adamax([w], lr=0.1)
+>>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
+0.9
+"""
+
+from __future__ import annotations
+
+from ..backend import xp_of
+from ._checks import check_hyper
+from .optimizer import Optimizer
+
+
+class Adamax(Optimizer):
+    """``m = b1 m + (1-b1) g``; ``u = max(b2 u, |g| + eps)``; ``p -= lr/(1-b1^t) * m / u``."""
+
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        foreach=None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        check_hyper("Adamax", lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        super().__init__(params, dict(defaults, maximize=maximize))
+
+    def init_state(self, p, group) -> dict:
+        xp = xp_of(p._data)
+        return {"step": 0, "exp_avg": xp.zeros_like(p._data), "exp_inf": xp.zeros_like(p._data)}
+
+    def update(self, p, g, state, group) -> None:
+        xp = xp_of(p)
+        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        state["step"] = t = state["step"] + 1
+        if wd:
+            g = g + wd * p
+        m, u = state["exp_avg"], state["exp_inf"]
+        m += ((g - m) * (1.0 - b1)).astype(m.dtype, copy=False)
+        xp.maximum(u * b2, xp.abs(g) + eps, out=u, casting="unsafe")
+        p -= (m / u * (lr / (1.0 - b1**t))).astype(p.dtype, copy=False)
