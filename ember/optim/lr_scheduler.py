@@ -496,3 +496,17 @@ __all__ = [
     "SequentialLR",
     "ReduceLROnPlateau",
 ]
+
+from .lr_scheduler_extra import (  # noqa: E402  (they build on LRScheduler above)
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    MultiplicativeLR,
+    PolynomialLR,
+)
+
+__all__ += [
+    "MultiplicativeLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+    "ChainedScheduler",
+]  # fmt: skip
