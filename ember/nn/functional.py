@@ -8,6 +8,7 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+from ._functional import extra as _extra
 from ._functional import loss_extra as _loss_extra
 from ._functional import resampling as _resampling
 from ._functional.activation import (  # noqa: F401
@@ -47,6 +48,7 @@ from ._functional.conv import (  # noqa: F401
     fold,
     unfold,
 )
+from ._functional.extra import *  # noqa: F403
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -93,6 +95,7 @@ from ._functional.pooling import (  # noqa: F401
 from ._functional.resampling import *  # noqa: F403
 
 __all__ = [
+    *_extra.__all__,
     *_loss_extra.__all__,
     *_resampling.__all__,
     "relu",

@@ -4,6 +4,7 @@ from . import (
     activation,
     attention,
     conv,
+    extra,
     linear,
     loss,
     loss_extra,
@@ -17,6 +18,7 @@ from . import (
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .extra import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .loss_extra import *  # noqa: F403
@@ -31,6 +33,7 @@ __all__ = [
     *activation.__all__,
     *attention.__all__,
     *conv.__all__,
+    *extra.__all__,
     *linear.__all__,
     *loss.__all__,
     *loss_extra.__all__,
