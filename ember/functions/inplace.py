@@ -119,6 +119,23 @@ def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, *
     return commit(x, fn(src, *args, **kwargs), name)
 
 
+def inplace_method(fn, name: str):
+    """A Tensor method ``name`` doing ``self = fn(self, *args)`` in place (``apply_inplace``).
+
+    >>> import ember
+    >>> from ember.functions.inplace import inplace_method
+    >>> inplace_method(lambda t: t * 2, "double_")(ember.ones(2))
+    tensor([2., 2.])
+    """
+
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        return apply_inplace(self, fn, *args, name=name, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``{getattr(fn, '__name__', name)}`` in place."
+    return method
+
+
 _UFUNC = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.true_divide}
 
 

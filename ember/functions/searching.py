@@ -22,7 +22,7 @@ from .._errors import DTypeError, EmberIndexError, ShapeError
 from .._shape import wrap_dim
 from .._tensor import Tensor
 from . import creation as C
-from .inplace import apply_inplace
+from .inplace import inplace_method
 
 
 def _host(t: Tensor) -> np.ndarray:
@@ -502,15 +502,6 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return picked.reshape(*shape).movedim(d + 1, -1)
 
 
-def _inplace(fn, name):
-    def method(self: Tensor, *args, **kwargs) -> Tensor:
-        return apply_inplace(self, fn, *args, name=name, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``{fn.__name__}`` in place.\n\n    >>> import ember\n"
-    return method
-
-
 __all__ = [
     "nonzero", "argwhere", "count_nonzero", "unique", "unique_consecutive", "bincount", "histc",
     "searchsorted", "bucketize", "take", "take_along_dim", "repeat_interleave", "index_add",
@@ -524,8 +515,8 @@ TENSOR_METHODS.update(
     masked_scatter=masked_scatter,
     type_as=type_as,
     unfold=unfold,
-    index_add_=_inplace(index_add, "index_add_"),
-    index_copy_=_inplace(index_copy, "index_copy_"),
-    index_fill_=_inplace(index_fill, "index_fill_"),
-    masked_scatter_=_inplace(masked_scatter, "masked_scatter_"),
+    index_add_=inplace_method(index_add, "index_add_"),
+    index_copy_=inplace_method(index_copy, "index_copy_"),
+    index_fill_=inplace_method(index_fill, "index_fill_"),
+    masked_scatter_=inplace_method(masked_scatter, "masked_scatter_"),
 )

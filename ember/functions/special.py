@@ -25,7 +25,7 @@ from .._errors import DTypeError, ShapeError
 from .._shape import wrap_dim
 from .._tensor import Tensor
 from . import creation as C
-from .inplace import apply_inplace
+from .inplace import inplace_method
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 median_result = namedtuple("median", ["values", "indices"])
@@ -750,6 +750,19 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
     return x
 
 
+def _spacing(y: Tensor, x: Tensor | None, dx, d: int):
+    """Half the width of each trapezoid along ``d``: ``dx / 2`` or ``diff(x) / 2`` shaped to
+    broadcast against ``y``."""
+    if x is None:
+        return (1.0 if dx is None else dx) / 2.0
+    spacing = diff(x, dim=d if x.ndim == y.ndim else -1)
+    if x.ndim == 1 and y.ndim > 1:
+        shape = [1] * y.ndim
+        shape[d] = y.shape[d] - 1
+        spacing = spacing.reshape(*shape)
+    return spacing / 2.0
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoid rule (points ``x`` or spacing
     ``dx``, default 1).
@@ -763,14 +776,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> 
     if n == 0:
         return _float(y).sum(d)
     left, right = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
-    if x is None:
-        return ((left + right) * ((1.0 if dx is None else dx) / 2.0)).sum(d)
-    spacing = diff(x, dim=d if x.ndim == y.ndim else -1)
-    if x.ndim == 1 and y.ndim > 1:
-        shape = [1] * y.ndim
-        shape[d] = n - 1
-        spacing = spacing.reshape(*shape)
-    return ((left + right) * spacing / 2.0).sum(d)
+    return ((left + right) * _spacing(y, x, dx, d)).sum(d)
 
 
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
@@ -783,14 +789,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: in
     d = wrap_dim(dim, max(y.ndim, 1), "cumulative_trapezoid")
     n = y.shape[d]
     left, right = y.narrow(d, 0, max(n - 1, 0)), y.narrow(d, min(1, n), max(n - 1, 0))
-    if x is None:
-        return ((left + right) * ((1.0 if dx is None else dx) / 2.0)).cumsum(d)
-    spacing = diff(x, dim=d if x.ndim == y.ndim else -1)
-    if x.ndim == 1 and y.ndim > 1:
-        shape = [1] * y.ndim
-        shape[d] = n - 1
-        spacing = spacing.reshape(*shape)
-    return ((left + right) * spacing / 2.0).cumsum(d)
+    return ((left + right) * _spacing(y, x, dx, d)).cumsum(d)
 
 
 def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
@@ -808,15 +807,6 @@ def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
 trapz = trapezoid
 
 
-def _inplace(fn, name):
-    def method(self: Tensor, *args, **kwargs) -> Tensor:
-        return apply_inplace(self, fn, *args, name=name, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``{fn.__name__}`` in place.\n\n    >>> import ember\n"
-    return method
-
-
 __all__ = [
     "addcmul", "addcdiv", "lerp", "xlogy", "logit", "deg2rad", "rad2deg", "logaddexp",
     "logaddexp2", "hypot", "signbit", "copysign", "nan_to_num", "sinc", "heaviside",
@@ -831,15 +821,15 @@ _NOT_METHODS = {
 }  # fmt: skip
 TENSOR_METHODS = {name: globals()[name] for name in __all__ if name not in _NOT_METHODS}
 TENSOR_METHODS.update(
-    addcmul_=_inplace(addcmul, "addcmul_"),
-    addcdiv_=_inplace(addcdiv, "addcdiv_"),
-    lerp_=_inplace(lerp, "lerp_"),
-    nan_to_num_=_inplace(nan_to_num, "nan_to_num_"),
-    logit_=_inplace(logit, "logit_"),
-    copysign_=_inplace(copysign, "copysign_"),
-    hypot_=_inplace(hypot, "hypot_"),
-    xlogy_=_inplace(xlogy, "xlogy_"),
-    lgamma_=_inplace(lgamma, "lgamma_"),
-    digamma_=_inplace(digamma, "digamma_"),
-    erfinv_=_inplace(erfinv, "erfinv_"),
+    addcmul_=inplace_method(addcmul, "addcmul_"),
+    addcdiv_=inplace_method(addcdiv, "addcdiv_"),
+    lerp_=inplace_method(lerp, "lerp_"),
+    nan_to_num_=inplace_method(nan_to_num, "nan_to_num_"),
+    logit_=inplace_method(logit, "logit_"),
+    copysign_=inplace_method(copysign, "copysign_"),
+    hypot_=inplace_method(hypot, "hypot_"),
+    xlogy_=inplace_method(xlogy, "xlogy_"),
+    lgamma_=inplace_method(lgamma, "lgamma_"),
+    digamma_=inplace_method(digamma, "digamma_"),
+    erfinv_=inplace_method(erfinv, "erfinv_"),
 )

@@ -125,6 +125,18 @@ def adaptive_max_pool1d(input: Tensor, output_size: int, return_indices: bool = 
     return out.squeeze(-2)
 
 
+def _channel_dropout(input: Tensor, p: float, training: bool, batched_ndim: int, name: str):
+    """``dropout2d``'s channel masks for inputs of ``batched_ndim`` dims (or one fewer)."""
+    if input.ndim not in (batched_ndim - 1, batched_ndim):
+        raise ShapeError(
+            f"{name}: expected {batched_ndim - 1}D or {batched_ndim}D input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    batched = input.ndim == batched_ndim
+    out = dropout2d(input if batched else input.unsqueeze(0), p, training)
+    return out if batched else out.squeeze(0)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, L) or (C, L) input with probability ``p``.
 
@@ -132,12 +144,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     >>> ember.nn.functional.dropout1d(ember.ones(2, 3, 4), training=False).sum()
     tensor(24.)
     """
-    if input.ndim not in (2, 3):
-        raise ShapeError(f"dropout1d: expected 2D or 3D input, got shape {tuple(input.shape)}")
-    batched = input.ndim == 3
-    x = input if batched else input.unsqueeze(0)
-    out = dropout2d(x, p, training)
-    return out if batched else out.squeeze(0)
+    return _channel_dropout(input, p, training, 3, "dropout1d")
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -147,12 +154,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     >>> ember.nn.functional.dropout3d(ember.ones(1, 2, 2, 2, 2), training=False).sum()
     tensor(16.)
     """
-    if input.ndim not in (4, 5):
-        raise ShapeError(f"dropout3d: expected 4D or 5D input, got shape {tuple(input.shape)}")
-    batched = input.ndim == 5
-    x = input if batched else input.unsqueeze(0)
-    out = dropout2d(x, p, training)
-    return out if batched else out.squeeze(0)
+    return _channel_dropout(input, p, training, 5, "dropout3d")
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
