@@ -676,6 +676,12 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 # -- moments, differences, integrals ---------------------------------------------------------
 
 
+def _with_mean(stat, input: Tensor, dim, unbiased, keepdim: bool, correction) -> tuple:
+    spread = stat(dim, unbiased, keepdim, correction=correction)
+    mean = input.mean() if dim is None and not keepdim else input.mean(dim, keepdim=keepdim)
+    return spread, mean
+
+
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` in one call.
 
@@ -683,9 +689,7 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
     >>> ember.std_mean(ember.tensor([1.0, 3.0]))
     (tensor(1.4142), tensor(2.))
     """
-    std = input.std(dim, unbiased, keepdim, correction=correction)
-    mean = input.mean() if dim is None and not keepdim else input.mean(dim, keepdim=keepdim)
-    return std, mean
+    return _with_mean(input.std, input, dim, unbiased, keepdim, correction)
 
 
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -695,9 +699,7 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
     >>> ember.var_mean(ember.tensor([1.0, 3.0]))
     (tensor(2.), tensor(2.))
     """
-    var = input.var(dim, unbiased, keepdim, correction=correction)
-    mean = input.mean() if dim is None and not keepdim else input.mean(dim, keepdim=keepdim)
-    return var, mean
+    return _with_mean(input.var, input, dim, unbiased, keepdim, correction)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
