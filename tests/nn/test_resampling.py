@@ -125,3 +125,51 @@ def test_modules_match_torch(device, name, args, make):
 def test_errors(call, match):
     with pytest.raises(ember.EmberError, match=match):
         call()
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_matches_torch(device, mode, padding_mode, align_corners):
+    rng = np.random.default_rng(0)
+    x, g = rng.standard_normal((2, 3, 5, 6)), rng.uniform(-2.3, 2.3, (2, 4, 7, 2))
+    tx, tg = torch.tensor(x, requires_grad=True), torch.tensor(g, requires_grad=True)
+    ex = ember.tensor(x, device=device, requires_grad=True)
+    eg = ember.tensor(g, device=device, requires_grad=True)
+    want = TF.grid_sample(tx, tg, mode, padding_mode, align_corners)
+    got = F.grid_sample(ex, eg, mode, padding_mode, align_corners)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), atol=1e-12)
+    w = rng.standard_normal(tuple(want.shape))
+    (want * torch.tensor(w)).sum().backward()
+    (got * ember.tensor(w, device=device)).sum().backward()
+    np.testing.assert_allclose(ex.grad.cpu().numpy(), tx.grad.numpy(), atol=1e-10)
+    grid_grad = eg.grad.cpu().numpy() if eg.grad is not None else np.zeros_like(g)
+    np.testing.assert_allclose(grid_grad, tg.grad.numpy(), atol=1e-9)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_a_spatial_transformer_step(device, align_corners):
+    rng = np.random.default_rng(1)
+    theta = rng.standard_normal((2, 2, 3))
+    tt = torch.tensor(theta, requires_grad=True)
+    et = ember.tensor(theta, device=device, requires_grad=True)
+    want = TF.affine_grid(tt, (2, 3, 4, 5), align_corners)
+    got = F.affine_grid(et, (2, 3, 4, 5), align_corners)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), atol=1e-12)
+    img = rng.standard_normal((2, 3, 6, 6))
+    TF.grid_sample(torch.tensor(img), want, align_corners=align_corners).sum().backward()
+    F.grid_sample(
+        ember.tensor(img, device=device), got, align_corners=align_corners
+    ).sum().backward()
+    np.testing.assert_allclose(et.grad.cpu().numpy(), tt.grad.numpy(), atol=1e-9)
+
+
+def test_grid_sample_errors():
+    with pytest.raises(
+        ember.ShapeError, match=r"grid_sample: expected a 4-D input .* \(1, 2, 3\) and \(1, 2, 2\)"
+    ):
+        F.grid_sample(ember.ones(1, 2, 3), ember.ones(1, 2, 2))
+    with pytest.raises(ember.ShapeError, match="grid_sample: padding_mode must be"):
+        F.grid_sample(ember.ones(1, 1, 2, 2), ember.ones(1, 1, 1, 2), padding_mode="wrap")
+    with pytest.raises(ember.ShapeError, match=r"affine_grid: expected theta of shape \(N, 2, 3\)"):
+        F.affine_grid(ember.ones(1, 3, 3), (1, 1, 2, 2))

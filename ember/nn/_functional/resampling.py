@@ -269,7 +269,133 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, lo: float, hi: float) -> Tensor:
+    """Reflect coordinates into [lo, hi] (PyTorch's reflect_coordinates)."""
+    if hi <= lo:
+        return coord * 0
+    span = hi - lo
+    x = (coord - lo).abs()
+    flips = (x / span).floor()
+    extra = x - flips * span
+    even = (flips % 2) == 0
+    from ...functions.elementwise import where
+
+    return where(even, extra + lo, span - extra + lo)
+
+
+def _source_coord(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    x = _unnormalize(coord, size, align_corners)
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, size - 1) if align_corners else _reflect(x, -0.5, size - 0.5)
+        x = x.clamp(0, size - 1)
+    elif padding_mode == "border":
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Sample (N, C, H, W) ``input`` at the (N, Ho, Wo, 2) ``grid`` of (x, y) points in
+    [-1, 1] (bilinear or nearest; zeros, border or reflection outside), differentiable in
+    both the input and the grid.
+
+    >>> import ember
+    >>> img = ember.arange(4.0).reshape(1, 1, 2, 2)
+    >>> ember.nn.functional.grid_sample(img, ember.zeros(1, 1, 1, 2), align_corners=True)
+    tensor([[[[1.5000]]]])
+    """
+    from ...functions.elementwise import where
+
+    if mode not in ("bilinear", "nearest"):
+        raise ShapeError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ShapeError(
+            f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got "
+            f"{padding_mode!r}"
+        )
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise ShapeError(
+            f"grid_sample: expected a 4-D input (N, C, H, W) and a grid (N, Ho, Wo, 2), got "
+            f"shapes {tuple(input.shape)} and {tuple(grid.shape)}"
+        )
+    corners = bool(align_corners)
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _source_coord(grid[..., 0], w, padding_mode, corners)
+    y = _source_coord(grid[..., 1], h, padding_mode, corners)
+    flat = input.reshape(n, c, h * w)
+
+    def corner(xi: Tensor, yi: Tensor) -> Tensor:
+        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        index = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo)
+        values = flat.gather(2, index.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+        return where(inside.unsqueeze(1), values, values * 0)
+
+    if mode == "nearest":
+        return corner(x.round(), y.round())
+    x0, y0 = x.floor(), y.floor()
+    x1, y1 = x0 + 1, y0 + 1
+    wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (
+        corner(x0, y0) * (wx0 * wy0)
+        + corner(x1, y0) * (wx1 * wy0)
+        + corner(x0, y1) * (wx0 * wy1)
+        + corner(x1, y1) * (wx1 * wy1)
+    )
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The (N, H, W, 2) sampling grid of the affine maps ``theta`` (N, 2, 3) for an output of
+    ``size`` (N, C, H, W), for ``grid_sample``.
+
+    >>> import ember
+    >>> theta = ember.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> ember.nn.functional.affine_grid(theta, (1, 1, 2, 2), align_corners=True)[0, 0]
+    tensor([[-1., -1.],
+            [ 1., -1.]])
+    """
+    from ...functions.creation import arange, ones
+    from ...functions.shape import stack
+
+    if len(size) != 4 or theta.ndim != 3 or tuple(theta.shape[1:]) != (2, 3):
+        raise ShapeError(
+            f"affine_grid: expected theta of shape (N, 2, 3) and a 4-D size (N, C, H, W), got "
+            f"{tuple(theta.shape)} and {tuple(size)}"
+        )
+    n, _, h, w = size
+    if theta.shape[0] != n:
+        raise ShapeError(
+            f"affine_grid: theta has batch size {theta.shape[0]} but size asks for {n}"
+        )
+
+    def axis(k: int) -> Tensor:
+        steps = arange(k, dtype=theta.dtype, device=theta.device)
+        if k == 1:
+            return steps * 0
+        if align_corners:
+            return steps * (2.0 / (k - 1)) - 1
+        return (steps * 2 + 1) / k - 1
+
+    xs = axis(w).reshape(1, w).expand(h, w)
+    ys = axis(h).reshape(h, 1).expand(h, w)
+    base = stack([xs, ys, ones(h, w, dtype=theta.dtype, device=theta.device)], -1)
+    return (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
 __all__ = [
+    "grid_sample", "affine_grid",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
     "pixel_unshuffle", "channel_shuffle",
 ]  # fmt: skip
