@@ -1,5 +1,5 @@
 """Optimizers: SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, Rprop, ASGD,
-and LR schedulers in ``lr_scheduler``.
+LBFGS, and LR schedulers in ``lr_scheduler``.
 
 >>> import ember
 >>> w = ember.nn.Parameter(ember.zeros(3))
@@ -12,6 +12,7 @@ from .adadelta import ASGD, Adadelta, Rprop
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .lbfgs import LBFGS
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
@@ -19,5 +20,5 @@ from .sgd import SGD
 
 __all__ = [
     "lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
-    "Adagrad", "Adadelta", "Rprop", "ASGD",
+    "Adagrad", "Adadelta", "Rprop", "ASGD", "LBFGS",
 ]  # fmt: skip

@@ -121,3 +121,45 @@ def test_half_precision_parameters(device, dtype, name):
 def test_bad_hyperparameters(make, match):
     with pytest.raises(ValueError, match=match):
         make([ember.nn.Parameter(ember.zeros(1))])
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"line_search_fn": "strong_wolfe"}, {"lr": 0.5, "history_size": 3, "max_iter": 7}],
+    ids=["fixed-step", "strong-wolfe", "short-history"],
+)
+def test_lbfgs_matches_torch(device, kw):
+    t_model, e_model = _models()
+    e_model.to(device)
+    x = np.random.default_rng(0).standard_normal((5, 4))
+    t_opt = torch.optim.LBFGS(t_model.parameters(), **kw)
+    e_opt = ember.optim.LBFGS(e_model.parameters(), **kw)
+    tx, ex = torch.tensor(x), ember.tensor(x, device=device)
+
+    def closure(model, opt, xx):
+        def run():
+            opt.zero_grad()
+            loss = (model(xx).sin() ** 2).sum()
+            loss.backward()
+            return loss
+
+        return run
+
+    for _ in range(3):
+        t_loss = t_opt.step(closure(t_model, t_opt, tx))
+        e_loss = e_opt.step(closure(e_model, e_opt, ex))
+        assert e_loss.item() == pytest.approx(t_loss.item(), rel=1e-9)
+    t_state, e_state = t_opt.state[next(iter(t_opt.state))], e_opt.state[e_model[0].weight]
+    assert e_state["func_evals"] == t_state["func_evals"]
+    assert e_state["n_iter"] == t_state["n_iter"]
+    for (k, tp), ep in zip(t_model.state_dict().items(), e_model.state_dict().values()):
+        np.testing.assert_allclose(ep.cpu().numpy(), tp.numpy(), rtol=1e-8, atol=1e-10, err_msg=k)
+
+
+def test_lbfgs_errors():
+    p = [ember.nn.Parameter(ember.zeros(1))]
+    with pytest.raises(ValueError, match="LBFGS: only 'strong_wolfe' is supported"):
+        ember.optim.LBFGS(p, line_search_fn="armijo")
+    q = [ember.nn.Parameter(ember.zeros(1))]
+    with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
+        ember.optim.LBFGS([{"params": p}, {"params": q}])
