@@ -8,6 +8,7 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+from ._functional import conv3d as _conv3d
 from ._functional import extra as _extra
 from ._functional import loss_extra as _loss_extra
 from ._functional import resampling as _resampling
@@ -48,6 +49,7 @@ from ._functional.conv import (  # noqa: F401
     fold,
     unfold,
 )
+from ._functional.conv3d import *  # noqa: F403
 from ._functional.extra import *  # noqa: F403
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy,
@@ -95,6 +97,7 @@ from ._functional.pooling import (  # noqa: F401
 from ._functional.resampling import *  # noqa: F403
 
 __all__ = [
+    *_conv3d.__all__,
     *_extra.__all__,
     *_loss_extra.__all__,
     *_resampling.__all__,

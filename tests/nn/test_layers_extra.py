@@ -130,3 +130,41 @@ def test_errors():
         ember.ShapeError, match=r"pdist: only supports 2D tensors, got shape \(3,\)"
     ):
         ember.nn.functional.pdist(ember.ones(3))
+
+
+CONV3D = [
+    ({}, 2, 3, 1),
+    ({"stride": 2, "padding": 1}, 2, 4, 1),
+    ({"padding": "same", "dilation": (2, 1, 1)}, 4, 4, 2),
+    ({"stride": (1, 2, 1), "padding": (1, 0, 2), "padding_mode": "reflect"}, 2, 2, 1),
+    ({"bias": False}, 4, 6, 2),
+]
+
+
+@pytest.mark.parametrize("kw, cin, cout, groups", CONV3D, ids=[str(i) for i in range(len(CONV3D))])
+def test_conv3d_matches_torch(device, kw, cin, cout, groups):
+    torch.manual_seed(0)
+    t = torch.nn.Conv3d(cin, cout, 3, groups=groups, **kw).double()
+    e = ember.nn.Conv3d(cin, cout, 3, groups=groups, **kw).double()
+    e.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    e.to(device)
+    assert repr(e) == repr(t)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, cin, 5, 6, 7))
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, device=device, requires_grad=True)
+    want, got = t(tx), e(ex)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), atol=1e-10)
+    w = rng.standard_normal(tuple(want.shape))
+    (want * torch.tensor(w)).sum().backward()
+    (got * ember.tensor(w, device=device)).sum().backward()
+    np.testing.assert_allclose(ex.grad.cpu().numpy(), tx.grad.numpy(), atol=1e-10)
+    np.testing.assert_allclose(e.weight.grad.cpu().numpy(), t.weight.grad.numpy(), atol=1e-9)
+
+
+def test_conv3d_errors():
+    with pytest.raises(ember.ShapeError, match=r"Conv3d: expected input with 2 channels, got 3"):
+        ember.nn.Conv3d(2, 4, 3)(ember.ones(1, 3, 4, 4, 4))
+    with pytest.raises(
+        ember.ShapeError, match="conv3d: kernel depth 3 .* larger than the padded input depth 2"
+    ):
+        ember.nn.functional.conv3d(ember.ones(1, 1, 2, 4, 4), ember.ones(1, 1, 3, 3, 3))

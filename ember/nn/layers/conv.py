@@ -14,6 +14,8 @@ from ..._tensor import Tensor
 from .. import init
 from .._functional._args import pair, single
 from .._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .._functional.conv3d import _triple as _conv3d_triple
+from .._functional.conv3d import conv3d
 from .._functional.padding import pad
 from ..module import Module
 from ..parameter import Parameter
@@ -52,7 +54,7 @@ class _ConvNd(Module):
                 f"{name}: padding_mode must be one of 'zeros', 'reflect', 'replicate' or "
                 f"'circular', got {padding_mode!r}"
             )
-        norm = pair if self._dims == 2 else (lambda v, n, o: (single(v, n, o),))
+        norm = {2: pair, 1: lambda v, n, o: (single(v, n, o),), 3: _triple}[self._dims]
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = norm(kernel_size, "kernel_size", name)
         self.stride = norm(stride, "stride", name)
@@ -137,6 +139,10 @@ class _ConvNd(Module):
         return pad(input, tuple(pads), mode=self.padding_mode), 0
 
 
+def _triple(value, name: str, op: str) -> tuple:
+    return _conv3d_triple(value, name)
+
+
 class _Conv(_ConvNd):
     """Conv1d and Conv2d: PyTorch's shared signature and forward (``_conv`` is the function)."""
 
@@ -190,6 +196,18 @@ class Conv2d(_Conv):
     >>> ember.nn.Conv2d(1, 2, 3)
     Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
     """
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C, D, H, W) input (as depth-tap sums of 2-D convolutions).
+
+    >>> import ember
+    >>> ember.nn.Conv3d(2, 4, 3, padding=1)(ember.ones(1, 2, 4, 4, 4)).shape
+    ember.Size([1, 4, 4, 4, 4])
+    """
+
+    _dims = 3
+    _conv = staticmethod(conv3d)
 
 
 class Conv1d(_Conv):
@@ -301,4 +319,4 @@ class ConvTranspose1d(ConvTranspose2d):
     _conv = staticmethod(conv_transpose1d)
 
 
-__all__ = ["Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d"]
+__all__ = ["Conv2d", "Conv1d", "Conv3d", "ConvTranspose2d", "ConvTranspose1d"]
