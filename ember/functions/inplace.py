@@ -119,8 +119,10 @@ def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, *
     return commit(x, fn(src, *args, **kwargs), name)
 
 
-def inplace_method(fn, name: str):
+def inplace_method(fn, name: str, saves_inputs: bool = True):
     """A Tensor method ``name`` doing ``self = fn(self, *args)`` in place (``apply_inplace``).
+    While autograd records, the old value is kept for ``fn``'s gradient unless
+    ``saves_inputs`` is False (only for functions whose gradient never reads it).
 
     >>> import ember
     >>> from ember.functions.inplace import inplace_method
@@ -129,7 +131,7 @@ def inplace_method(fn, name: str):
     """
 
     def method(self: Tensor, *args, **kwargs) -> Tensor:
-        return apply_inplace(self, fn, *args, name=name, **kwargs)
+        return apply_inplace(self, fn, *args, name=name, saves_inputs=saves_inputs, **kwargs)
 
     method.__name__ = name
     method.__doc__ = f"``{getattr(fn, '__name__', name)}`` in place."

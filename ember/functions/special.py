@@ -24,8 +24,10 @@ from .._config import no_grad
 from .._errors import DTypeError, ShapeError
 from .._shape import wrap_dim
 from .._tensor import Tensor
+from ..ops.base import apply
+from ..ops.special import I0
 from . import creation as C
-from .inplace import inplace_method
+from .inplace import apply_inplace, inplace_method
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 median_result = namedtuple("median", ["values", "indices"])
@@ -286,6 +288,16 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 
 # -- special functions ----------------------------------------------------------------------
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 0 (its gradient is ``I1``).
+
+    >>> import ember
+    >>> ember.i0(ember.tensor([0.0, 1.0, -2.0]))
+    tensor([1.0000, 1.2661, 2.2796])
+    """
+    return apply(I0(), _float(input))
 
 
 def _wide(input: Tensor) -> Tensor:
@@ -809,10 +821,19 @@ def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
 trapz = trapezoid
 
 
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    if self.dtype is not _dt.float64:
+        raise DTypeError(
+            f"float_power_: the base has dtype {self.dtype} but the result requires "
+            "ember.float64; convert it first (x = x.double())"
+        )
+    return apply_inplace(self, float_power, exponent, name="float_power_", saves_inputs=True)
+
+
 __all__ = [
     "addcmul", "addcdiv", "lerp", "xlogy", "logit", "deg2rad", "rad2deg", "logaddexp",
     "logaddexp2", "hypot", "signbit", "copysign", "nan_to_num", "sinc", "heaviside",
-    "float_power", "fmax", "fmin", "isin", "lgamma", "digamma", "erfinv", "nansum", "nanmean",
+    "float_power", "fmax", "fmin", "isin", "i0", "lgamma", "digamma", "erfinv", "nansum", "nanmean",
     "median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile", "cummax", "cummin",
     "logcumsumexp", "std_mean", "var_mean", "aminmax", "diff", "trapezoid", "trapz",
     "cumulative_trapezoid", "dropout",
@@ -834,4 +855,10 @@ TENSOR_METHODS.update(
     lgamma_=inplace_method(lgamma, "lgamma_"),
     digamma_=inplace_method(digamma, "digamma_"),
     erfinv_=inplace_method(erfinv, "erfinv_"),
+    i0_=inplace_method(i0, "i0_"),
+    deg2rad_=inplace_method(deg2rad, "deg2rad_"),
+    rad2deg_=inplace_method(rad2deg, "rad2deg_"),
+    sinc_=inplace_method(sinc, "sinc_"),
+    heaviside_=inplace_method(heaviside, "heaviside_"),
+    float_power_=_float_power_,
 )

@@ -198,3 +198,41 @@ def test_gradcheck_on_the_new_losses():
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("layout", ["padded", "concatenated", "unbatched"])
+def test_ctc_loss_matches_torch(device, reduction, zero_infinity, layout):
+    rng = np.random.default_rng(0)
+    t_len, n, c, s = 12, 4, 6, 5
+    x = rng.standard_normal((t_len, n, c))
+    targets = rng.integers(1, c, (n, s))
+    targets[1, 2] = targets[1, 1]  # a repeated label needs a blank between
+    in_lens, tg_lens = [12, 10, 7, 2], [5, 3, 4, 3]  # the last cannot fit: infinite loss
+    if layout == "unbatched":
+        x, targets, in_lens, tg_lens = x[:, 0], targets[0], [12], [5]
+    tx = torch.tensor(x, requires_grad=True)
+    ex = ember.tensor(x, device=device, requires_grad=True)
+    t_tg, e_tg = torch.tensor(targets), ember.tensor(targets, device=device)
+    if layout == "concatenated":
+        flat = np.concatenate([targets[i, :k] for i, k in enumerate(tg_lens)])
+        t_tg, e_tg = torch.tensor(flat), ember.tensor(flat, device=device)
+    kw = dict(reduction=reduction, zero_infinity=zero_infinity)
+    want = torch.nn.CTCLoss(**kw)(
+        tx.log_softmax(-1), t_tg, torch.tensor(in_lens), torch.tensor(tg_lens)
+    )
+    got = ember.nn.CTCLoss(**kw)(ex.log_softmax(-1), e_tg, in_lens, tg_lens)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-10)
+    if np.isfinite(want.detach().numpy()).all():
+        want.sum().backward()
+        got.sum().backward()
+        np.testing.assert_allclose(ex.grad.cpu().numpy(), tx.grad.numpy(), atol=1e-10)
+
+
+def test_ctc_errors():
+    lp = ember.zeros(3, 2, 4)
+    with pytest.raises(ember.ShapeError, match=r"ctc_loss: input_lengths must be in \[0, 3\]"):
+        ember.nn.functional.ctc_loss(lp, ember.ones(2, 2, dtype=ember.int64), [4, 3], [1, 1])
+    with pytest.raises(ember.ShapeError, match="ctc_loss: expected 2 input_lengths"):
+        ember.nn.functional.ctc_loss(lp, ember.ones(2, 2, dtype=ember.int64), [3], [1, 1])

@@ -58,6 +58,10 @@ CASES = [
     OpCase(
         "erfinv", lambda m, a: m.erfinv(a), [(6,)], make=lambda rng: [rng.uniform(-0.95, 0.95, 6)]
     ),
+    OpCase(
+        "i0", lambda m, a: m.i0(a), [(8,)], make=lambda rng: [rng.uniform(-40, 40, 8)], rtol=1e-9
+    ),
+    OpCase("i0_small", lambda m, a: a.i0(), [(2, 3)]),
     OpCase("nansum", lambda m, a: m.nansum(a, 1), [(2, 3)]),
     OpCase("nanmean", lambda m, a: m.nanmean(a, 0, keepdim=True), [(2, 3)]),
     OpCase("median_all", lambda m, a: m.median(a), [(2, 3)], make=_distinct((2, 3))),
@@ -165,6 +169,73 @@ def test_inplace_forms(device, name):
     t = torch.tensor(a)
     getattr(t, name)(*args(torch))
     assert e.cpu().tolist() == t.tolist()
+
+
+INPLACE_GRAD = [
+    ("addcmul_", lambda m, t: (t + 1, t * 2), {"value": 0.5}),
+    ("addcdiv_", lambda m, t: (t + 1, t * t + 1), {"value": 2}),
+    ("lerp_", lambda m, t: (t * 3, 0.3), {}),
+    ("logit_", lambda m, t: (), {}),
+    ("hypot_", lambda m, t: (t - 1,), {}),
+    ("xlogy_", lambda m, t: (t + 1,), {}),
+    ("copysign_", lambda m, t: (t - 0.5,), {}),
+    ("lgamma_", lambda m, t: (), {}),
+    ("digamma_", lambda m, t: (), {}),
+    ("erfinv_", lambda m, t: (), {}),
+    ("i0_", lambda m, t: (), {}),
+    ("deg2rad_", lambda m, t: (), {}),
+    ("rad2deg_", lambda m, t: (), {}),
+    ("sinc_", lambda m, t: (), {}),
+    ("nan_to_num_", lambda m, t: (), {"nan": 1.0}),
+]
+
+
+@pytest.mark.parametrize("name, others, kwargs", INPLACE_GRAD, ids=[c[0] for c in INPLACE_GRAD])
+def test_inplace_values_and_gradients_match_torch(device, name, others, kwargs):
+    data = [[0.2, 0.45], [0.6, 0.85]]
+    results = []
+    for m, dev in ((ember, device), (torch, "cpu")):
+        leaf = m.tensor(data, dtype=m.float64, device=dev, requires_grad=True)
+        x = leaf * 1.0
+        assert getattr(x, name)(*others(m, leaf.detach()), **kwargs) is x
+        (x * x).sum().backward()  # the square makes the gradient read the new value too
+        results.append((x.detach().cpu().numpy(), leaf.grad.cpu().numpy()))
+    (got, got_grad), (want, want_grad) = results
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-8)
+
+
+def test_inplace_dtype_rules(device):
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64, device=device)
+    assert x.float_power_(2) is x
+    assert (
+        x.cpu().tolist() == torch.tensor([1.0, 2.0], dtype=torch.float64).float_power_(2).tolist()
+    )
+    h = ember.tensor([-1.0, 0.0, 2.0], device=device)
+    h.heaviside_(ember.tensor([0.5], device=device))
+    assert (
+        h.cpu().tolist() == torch.tensor([-1.0, 0.0, 2.0]).heaviside_(torch.tensor([0.5])).tolist()
+    )
+    with pytest.raises(ember.DTypeError, match="float_power_: the base has dtype ember.float32"):
+        ember.ones(2, device=device).float_power_(2)
+    for name in ("deg2rad_", "sinc_", "i0_", "logit_"):
+        with pytest.raises(ember.DTypeError, match=f"{name}: result type ember.float32 can't"):
+            getattr(ember.tensor([1, 2], device=device), name)()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_i0_matches_torch(device, dtype):
+    values = np.concatenate([np.linspace(-85, 85, 341), [0.0, 29.99, 30.0, 30.01, 700.0, 800.0]])
+    values = np.concatenate([values, [np.nan, np.inf, -np.inf]]).astype(dtype)
+    if dtype == "float32":  # torch's float32 i0 overflows early, from e^x, past x = 88.7
+        values = values[np.abs(values) < 88]
+    got = ember.i0(ember.tensor(values, device=device))
+    want = torch.i0(torch.tensor(values))
+    assert got.dtype == getattr(ember, dtype)
+    np.testing.assert_allclose(
+        got.cpu().numpy(), want.numpy(), rtol=1e-13 if dtype == "float64" else 1e-6
+    )
+    assert ember.i0(ember.tensor([0, 2], device=device)).dtype == ember.float32
 
 
 def test_misc_against_torch(device):

@@ -202,6 +202,26 @@ class TripletMarginWithDistanceLoss(_Loss):
         )  # fmt: skip
 
 
+class CTCLoss(_Loss):
+    """``ctc_loss`` as a module: ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    >>> import ember
+    >>> lp = ember.zeros(3, 1, 2).log_softmax(2)
+    >>> round(ember.nn.CTCLoss()(lp, ember.tensor([[1]]), [3], [1]).item(), 4)
+    0.2877
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths):
+        return L.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )  # fmt: skip
+
+
 class CosineSimilarity(Module):
     """``cosine_similarity`` along ``dim`` as a module.
 
@@ -237,6 +257,6 @@ class PairwiseDistance(Module):
 __all__ = [
     "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss",
-    "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
     "CosineSimilarity", "PairwiseDistance",
 ]  # fmt: skip
