@@ -168,3 +168,23 @@ def test_conv3d_errors():
         ember.ShapeError, match="conv3d: kernel depth 3 .* larger than the padded input depth 2"
     ):
         ember.nn.functional.conv3d(ember.ones(1, 1, 2, 4, 4), ember.ones(1, 1, 3, 3, 3))
+
+
+def test_lazy_linear_materializes_on_first_call(device):
+    model = ember.nn.Sequential(ember.nn.LazyLinear(4), ember.nn.ReLU(), ember.nn.LazyLinear(2))
+    model.to(device)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)  # made before the shapes are known
+    before = [id(p) for p in model.parameters()]
+    x = ember.randn(3, 7, device=device)
+    model(x).sum().backward()
+    opt.step()
+    assert [id(p) for p in model.parameters()] == before
+    assert type(model[0]) is ember.nn.Linear and model[0].in_features == 7
+    assert tuple(model[2].weight.shape) == (2, 4) and model[0].weight.grad is not None
+    t = torch.nn.Linear(7, 4)
+    t.load_state_dict({k: torch.tensor(v.cpu().numpy()) for k, v in model[0].state_dict().items()})
+    np.testing.assert_allclose(
+        model[0](x).detach().cpu().numpy(),
+        t(torch.tensor(x.cpu().numpy())).detach().numpy(),
+        rtol=1e-5,
+    )

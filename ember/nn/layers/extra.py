@@ -289,7 +289,54 @@ class EmbeddingBag(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
 
 
+class LazyLinear(Module):
+    """A ``Linear`` whose ``in_features`` comes from the first input: its parameters are
+    created then (keeping their identity, so an optimizer made earlier still holds them) and
+    the module becomes a ``Linear``.
+
+    >>> import ember
+    >>> layer = ember.nn.LazyLinear(3)
+    >>> layer(ember.ones(2, 5)).shape, type(layer).__name__, layer.in_features
+    (ember.Size([2, 3]), 'Linear', 5)
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        from ...functions.creation import empty
+
+        self.in_features, self.out_features = 0, out_features
+        self._factory = dict(device=device, dtype=dtype)
+        self.weight = Parameter(empty(0, **self._factory))
+        if bias:
+            self.bias = Parameter(empty(0, **self._factory))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        from ..._config import no_grad
+        from ...functions.creation import empty
+        from .linear import Linear
+
+        if input.ndim == 0:
+            raise ShapeError(
+                "LazyLinear: expected an input with at least 1 dimension, got a 0-d tensor"
+            )
+        self.in_features = input.shape[-1]
+        with no_grad():
+            self.weight.data = empty(self.out_features, self.in_features, **self._factory)
+            if self.bias is not None:
+                self.bias.data = empty(self.out_features, **self._factory)
+        del self._factory
+        self.__class__ = Linear
+        self.reset_parameters()
+        return self(input)
+
+    def extra_repr(self) -> str:
+        return f"in_features=0, out_features={self.out_features}, bias={self.bias is not None}"
+
+
 __all__ = [
+    "LazyLinear",
     "RMSNorm", "LocalResponseNorm", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Dropout1d",
     "Dropout3d", "Unfold", "Fold", "EmbeddingBag",
 ]  # fmt: skip
