@@ -322,10 +322,11 @@ class LazyLinear(Module):
                 "LazyLinear: expected an input with at least 1 dimension, got a 0-d tensor"
             )
         self.in_features = input.shape[-1]
+        where = dict(device=self.weight.device, dtype=self.weight.dtype)  # after any .to()
         with no_grad():
-            self.weight.data = empty(self.out_features, self.in_features, **self._factory)
+            self.weight.data = empty(self.out_features, self.in_features, **where)
             if self.bias is not None:
-                self.bias.data = empty(self.out_features, **self._factory)
+                self.bias.data = empty(self.out_features, **where)
         del self._factory
         self.__class__ = Linear
         self.reset_parameters()
