@@ -20,6 +20,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     cuda,
     data,
     dtypes,
+    linalg,  # noqa: E402  (ember.linalg, as torch.linalg)
     models,  # noqa: E402  (the model zoo: mlp, cnn, lenet5, vgg, resnet)
     nn,
     onnx,  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
@@ -89,6 +90,9 @@ from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
+from .linalg import _torch_svd as svd
+from .linalg import cholesky, det, logdet, matrix_power, slogdet
+from .linalg import inv as inverse
 from .random import (
     Generator,
     default_generator,

@@ -186,6 +186,8 @@ def _wrap(x, dev: int):
         return _wrap(np.array(x), dev)
     if type(x) in (tuple, list):
         return type(x)(_wrap(e, dev) for e in x)
+    if isinstance(x, tuple):  # NumPy's named results (linalg.eigh, svd, slogdet): CuPy's tuples
+        return tuple(_wrap(e, dev) for e in x)
     return x
 
 
