@@ -58,6 +58,7 @@ class Tensor:
         "_version",
         "_base",
         "_view_ops",
+        "_readonly",
         "_hooks",
         "_retains_grad",
         "__weakref__",
@@ -98,6 +99,7 @@ class Tensor:
         t._version = [0]
         t._base = None
         t._view_ops = None
+        t._readonly = False
         t._hooks = None
         t._retains_grad = False
         return t
@@ -276,7 +278,9 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage without history (and without version tracking: prefer detach())."""
-        return Tensor._make(self._data)
+        t = Tensor._make(self._data)
+        t._readonly = self._readonly
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -295,6 +299,7 @@ class Tensor:
         """
         t = Tensor._make(self._data)
         t._version = self._version
+        t._readonly = self._readonly
         return t
 
     def detach_(self) -> Tensor:
@@ -473,6 +478,7 @@ def _init(t: Tensor, data, requires_grad: bool) -> None:
     t._version = [0]
     t._base = None
     t._view_ops = None
+    t._readonly = False
     t._hooks = None
     t._retains_grad = False
 

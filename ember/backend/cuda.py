@@ -1,8 +1,8 @@
 """The CUDA backend: CuPy, imported only when a cuda device is first used.
 
-Everything ember knows about CuPy goes through this module's ``_cupy`` (the module) and
-``_ndarray`` (its array class): ``ember.backend.device_of`` / ``xp_of`` ask
-``index_of(array)`` here instead of importing CuPy themselves. So a stand-in module with the
+Everything ember knows about CuPy goes through this module's ``_cupy`` (CuPy as ember's
+``xp``: ``arrays.cupy_surface``, which mends CuPy's dtype gaps) and ``_ndarray`` (its array
+class): ``ember.backend.device_of`` / ``xp_of`` ask ``index_of(array)`` here instead of importing CuPy themselves. So a stand-in module with the
 same surface (the test suite's ``tests/_fakecupy.py``) plugs in with ``install(module)`` and
 exercises every cuda code path on a machine without a GPU (it checks plumbing, not kernels).
 
@@ -35,9 +35,15 @@ def _load():
         except Exception as e:  # no CuPy, no driver, or no GPU
             _import_error = f"{type(e).__name__}: {e}"
         else:
-            _cupy, _ndarray = cupy, cupy.ndarray
+            _cupy, _ndarray = _surface(cupy), cupy.ndarray
             _on_load(cupy)
     return _cupy
+
+
+def _surface(cp):
+    from .arrays import cupy_surface
+
+    return cupy_surface(cp)
 
 
 def _on_load(cp) -> None:
@@ -55,7 +61,7 @@ def install(module) -> tuple:
     """
     global _cupy, _ndarray, _import_error, _installed
     token = (_cupy, _ndarray, _import_error, _installed)
-    _cupy, _ndarray, _import_error, _installed = module, module.ndarray, None, True
+    _cupy, _ndarray, _import_error, _installed = _surface(module), module.ndarray, None, True
     _on_load(module)
     return token
 

@@ -40,6 +40,7 @@ import numpy as np
 from .._errors import DeviceError
 from .._tensor import Tensor
 from ..backend import cuda as _cuda
+from ..backend.arrays import empty_pinned
 
 __all__ = ["DevicePrefetcher", "PinnedRing", "available", "is_pinned", "pin", "pin_memory"]
 
@@ -108,9 +109,7 @@ class PinnedRing:
 
 
 def _empty_pinned(shape: tuple, dtype) -> np.ndarray:
-    import cupyx
-
-    buf = cupyx.empty_pinned(tuple(shape), dtype=np.dtype(dtype))
+    buf = empty_pinned(tuple(shape), np.dtype(dtype))
     _registry[id(_root(buf))] = _root(buf)
     return buf
 
@@ -120,7 +119,7 @@ _ring = PinnedRing()
 
 def _pin_array(a: np.ndarray, ring: PinnedRing | None) -> np.ndarray:
     buf = ring.take(a.shape, a.dtype) if ring is not None else _empty_pinned(a.shape, a.dtype)
-    np.copyto(buf, a, casting="no")
+    buf[...] = a  # same shape and dtype
     return buf
 
 

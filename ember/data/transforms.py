@@ -28,6 +28,7 @@ import numpy as np
 
 from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor
+from ..backend.arrays import freeze, scatter_add
 from ..random import rng as _default_rng
 from ._worker import get_worker_info
 
@@ -606,8 +607,8 @@ def _resize_matrix(n_in: int, n_out: int, mode: str, antialias: bool) -> np.ndar
         i0 = src.astype(np.int64)
         lam = src - i0
         i1 = np.minimum(i0 + 1, n_in - 1)
-        np.add.at(m, (rows, i0), 1.0 - lam)
-        np.add.at(m, (rows, i1), lam)
+        scatter_add(m, (rows, i0), 1.0 - lam)
+        scatter_add(m, (rows, i1), lam)
     else:  # bicubic, torch's a = -0.75, border pixels repeated
         a = -0.75
         src = scale * (i + 0.5) - 0.5
@@ -621,9 +622,8 @@ def _resize_matrix(n_in: int, n_out: int, mode: str, antialias: bool) -> np.ndar
             return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
         for k, wk in enumerate((c2(t + 1), c1(t), c1(1 - t), c2(2 - t))):
-            np.add.at(m, (rows, np.clip(i0 - 1 + k, 0, n_in - 1)), wk)
-    m.setflags(write=False)
-    return m
+            scatter_add(m, (rows, np.clip(i0 - 1 + k, 0, n_in - 1)), wk)
+    return freeze(m)
 
 
 def _resize_tensor(img: Tensor, oh: int, ow: int, mode: str, antialias: bool) -> Tensor:

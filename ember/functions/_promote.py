@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._errors import DTypeError
 from .._tensor import Tensor
+from ..backend.arrays import freeze
 from ..ops.elementwise import cast
 
 _CONSTANTS: dict = {}  # (type, value, numpy dtype) -> read-only 0-d host array
@@ -24,11 +25,12 @@ def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor
         key = (type(value), value, dtype.np)
         arr = _CONSTANTS.get(key)
         if arr is None:
-            arr = _host_scalar(value, dtype)
-            arr.flags.writeable = False
+            arr = freeze(_host_scalar(value, dtype))
             if len(_CONSTANTS) < 4096:
                 _CONSTANTS[key] = arr
-        return Tensor._make(arr)
+        t = Tensor._make(arr)
+        t._readonly = True
+        return t
     return Tensor._make(like.device.xp.asarray(_host_scalar(value, dtype)))
 
 

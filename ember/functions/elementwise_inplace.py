@@ -55,11 +55,7 @@ def _recording(x: Tensor, args) -> bool:
 def _fast_unary(x: Tensor, kernel) -> bool:
     """Run ``kernel(xp, array)`` in place when autograd is not recording; False if it can't."""
     d = x._data
-    if (
-        (state.grad_enabled and x._requires_grad)
-        or not is_float_np(d.dtype)
-        or not d.flags.writeable
-    ):
+    if (state.grad_enabled and x._requires_grad) or not is_float_np(d.dtype) or x._readonly:
         return False
     if graph_tracer(x) is not None:
         return False
@@ -198,7 +194,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
         elif isinstance(value, complex) or not isinstance(value, (int, float, np.generic)):
             raise DTypeError(f"masked_fill_: value must be a number or a 0-d tensor, got {value!r}")
         d = self._data
-        if not d.flags.writeable:
+        if self._readonly:
             raise EmberError("masked_fill_: the tensor is a read-only broadcast view; clone() it")
         xp = np if type(d) is np.ndarray else xp_of(d)
         xp.copyto(d, xp.asarray(value, dtype=d.dtype), where=mask._data)

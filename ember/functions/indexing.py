@@ -252,7 +252,7 @@ def setitem(input: Tensor, key, value) -> None:
         state.grad_enabled and (input._requires_grad or v._requires_grad)
     ):
         data = input._data
-        if not data.flags.writeable:
+        if input._readonly:
             raise EmberError(
                 f"setitem: the tensor (shape {list(data.shape)}) is a read-only broadcast view "
                 "(from expand); clone() it before writing in place"

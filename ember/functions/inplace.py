@@ -55,6 +55,7 @@ def _alias(x: Tensor, copy: bool) -> Tensor:
     """The tensor's current value and history under a new name, so the new node can use it."""
     t = Tensor._make(x._data.copy() if copy else x._data, x._requires_grad)
     t._node = x._node
+    t._readonly = x._readonly and not copy
     # A fresh counter either way: without a copy the caller vouches that the new node's vjp
     # never reads this old value, so the write that follows must not fail its version check.
     t._version = [x._version[0]]
@@ -77,7 +78,7 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
             f"{name}: output with shape {tuple(x.shape)} doesn't match the broadcast shape "
             f"{tuple(result.shape)}"
         )
-    if not x._data.flags.writeable:
+    if x._readonly:
         raise EmberError(
             f"{name}: the tensor (shape {tuple(x.shape)}) is a read-only broadcast view "
             "(from expand); clone() it before writing in place"
@@ -160,7 +161,7 @@ def _fast(x: Tensor, other, name: str) -> bool:
         od = other
     else:
         return False
-    if not xd.flags.writeable:
+    if x._readonly:
         return False
     ufunc = _UFUNC[name]
     if type(xd) is not np.ndarray:
@@ -262,7 +263,7 @@ def fill_(self: Tensor, value) -> Tensor:
             f"fill_: only supports 0-dimension value tensors, got shape {tuple(value.shape)}"
         )
     if not _recording(self, (value,)):
-        if not self._data.flags.writeable:
+        if self._readonly:
             raise EmberError("fill_: the tensor is a read-only broadcast view; clone() it first")
         self._data[...] = value._data if isinstance(value, Tensor) else value
         self._version[0] += 1

@@ -10,12 +10,18 @@ An op is a frozen dataclass whose fields are its static parameters, with:
   ``requires_grad == False`` may get ``None`` without any work.
 
 Class attributes say what the vjp reads (``saves_inputs``, ``saves_output``: the version
-checks follow them), whether the output may alias the input (``is_view``) and whether the op
-is differentiable at all.
+checks follow them), whether the output may alias the input (``is_view``), whether such a view
+may not be written (``read_only_view``: ember's own metadata, ``Tensor._readonly``, never an
+array flag) and whether the op is differentiable at all.
 
 Eager mode runs ``forward`` straight away and calls ``infer`` only when ``forward`` fails, to
 turn NumPy's message into one that names the op; checks NumPy would not make itself belong in
 the public function that builds the op, so static graphs get them too.
+
+``forward`` never branches on the device. A device kernel (a fused CUDA kernel, cuDNN) is an
+override registered beside the op (``ember.backend.overrides``); ``apply`` looks it up for the
+inputs' device type (one dict lookup) and runs it, or ``forward`` when there is none or it
+declines (returns ``NotImplemented``).
 
 >>> import ember
 >>> from ember.ops.elementwise import Exp
@@ -37,12 +43,14 @@ from .._errors import DeviceError, EmberError
 from .._node import Node
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Size, Tensor
-from ..backend import device_of, xp_of
+from ..backend import device_of, overrides, xp_of
 from ..backend.cuda import is_cupy_array
 from ..dtypes import is_float_np
 
 _ndarray = np.ndarray
 _BF16 = _dt.bfloat16.np
+_CPU_KERNELS = overrides.table("cpu")  # op class -> override (ember.backend.overrides) or None
+_CUDA_KERNELS = overrides.table("cuda")
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class Op:
     saves_inputs = False
     saves_output = False
     is_view = False
+    read_only_view = False  # a view whose elements alias each other (expand): never written
     differentiable = True
 
     @property
@@ -93,7 +102,7 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
         return tracer.record(op, inputs)
     first = inputs[0]._data
     if type(first) is _ndarray:
-        xp = np
+        xp, kernels = np, _CPU_KERNELS
         for t in inputs:
             if type(t._data) is not _ndarray:
                 _check_devices(op, inputs)
@@ -101,8 +110,12 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
     else:
         xp = xp_of(first)
         _check_devices(op, inputs)
+        kernels = _CPU_KERNELS if xp is np else _CUDA_KERNELS
+    arrays = [t._data for t in inputs]
     try:
-        out = op.forward(xp, *[t._data for t in inputs])
+        kernel = kernels[type(op)]  # a device kernel registered for the op, or None
+        if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
+            out = op.forward(xp, *arrays)
     except EmberError:
         raise
     except Exception as e:  # turn NumPy's message into one naming the op and the inputs
@@ -115,6 +128,7 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
         t._version = src._version
         t._base = src._base if src._base is not None else src
         t._view_ops = (src._view_ops or ()) + (op,)
+        t._readonly = src._readonly or op.read_only_view
     if state.grad_enabled and op.differentiable:
         for x in inputs:
             if x._requires_grad:

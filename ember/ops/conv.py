@@ -20,10 +20,11 @@ scratch buffers keep the largest size seen (``release_scratch()`` frees them). L
 are split over the cores (NumPy releases the GIL while copying). Conv2dGradWeight reuses the
 patches of the forward pass when that was the thread's last convolution of the same input.
 
-On the GPU (CuPy) each primitive first asks NVIDIA's cuDNN frontend
-(``ember.backend.kernels.conv``: fprop, dgrad and wgrad graphs, cached per shape); without it,
-or for a case cuDNN has no plan for, the same im2col + GEMM code below runs on CuPy arrays
-(cuBLAS GEMMs, following the float32 matmul precision setting).
+On the GPU (CuPy) each primitive's CUDA override (registered at the end of this file) asks
+NVIDIA's cuDNN frontend (``ember.backend.kernels.conv``: fprop, dgrad and wgrad graphs, cached
+per shape); without it, or for a case cuDNN has no plan for, the override declines and the same
+im2col + GEMM code below runs on CuPy arrays (cuBLAS GEMMs, following the float32 matmul
+precision setting; scratch buffers are then fresh device arrays, ``backend.memory.scratch``).
 
 Two choices by shape: few input channels (LeNet's first layer) gather channel-first
 ("planar") patches, whose rows are whole output rows instead of runs of kw * C values; the
@@ -46,27 +47,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import ShapeError
+from ..backend import memory as _memory
+from ..backend import overrides
+from ..backend.arrays import strided_view
 from ..backend.kernels import conv as _cudnn
+from ..backend.memory import scratch as _scratch
 from .base import Op, Spec, apply
 
 _local = threading.local()
-
-
-def _scratch(xp, slot: str, shape: tuple, dtype):
-    """A reusable per-thread buffer for transient data (never returned to the caller)."""
-    if xp is not np:  # CuPy's memory pool already recycles device memory
-        return xp.empty(shape, dtype=dtype)
-    size = 1
-    for s in shape:
-        size *= s
-    bufs = getattr(_local, "bufs", None)
-    if bufs is None:
-        bufs = _local.bufs = {}
-    key = (slot, np.dtype(dtype).str)
-    buf = bufs.get(key)
-    if buf is None or buf.size < size:
-        buf = bufs[key] = np.empty(max(size, 1), dtype=dtype)
-    return buf[:size].reshape(shape)
 
 
 def release_scratch() -> None:
@@ -74,7 +62,7 @@ def release_scratch() -> None:
 
     >>> release_scratch()
     """
-    _local.bufs = {}
+    _memory.release_scratch()
     _local.cols_of = None
 
 
@@ -151,14 +139,7 @@ def _patches(xp, xpad, kh, kw, ho, wo, stride, dilation):
     s_n, s_h, s_w, s_c = xpad.strides
     shape = (n, ho, wo, kh, kw, c)
     strides = (s_n, s_h * stride[0], s_w * stride[1], s_h * dilation[0], s_w * dilation[1], s_c)
-    return _as_strided(xp, xpad, shape, strides)
-
-
-def _as_strided(xp, a, shape, strides):
-    """A read-only strided view (CuPy's ``as_strided`` has no ``writeable`` argument)."""
-    if xp is np:
-        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides)
+    return strided_view(xpad, shape, strides)
 
 
 def planar(x_shape, kernel, stride, groups: int) -> bool:
@@ -206,7 +187,7 @@ def im2col(
         s_n, s_c, s_h, s_w = xpad.strides
         shape = (n, c, kh, kw, ho, wo)
         strides = (s_n, s_c, s_h * dilation[0], s_w * dilation[1], s_h * stride[0], s_w * stride[1])
-        view = _as_strided(xp, xpad, shape, strides)
+        view = strided_view(xpad, shape, strides)
         cols = _scratch(xp, slot, shape, x.dtype)
         final = (n, k, ho * wo)
     else:
@@ -220,7 +201,7 @@ def im2col(
         _local.cols_of = None  # being overwritten
     _copy(cols, view)
     cols = cols.reshape(final)
-    if slot == "cols" and xp is np:
+    if slot == "cols":
         _local.cols_of = (x, tag, cols)
     return cols, ho, wo
 
@@ -308,10 +289,6 @@ class Conv2d(_ConvParams):
     _slot = "cols"
 
     def forward(self, xp, x, w):
-        if xp is not np:  # cuDNN when the frontend serves it, else im2col below on CuPy
-            y = _cudnn.fprop(xp, x, w, self.stride, self.padding, self.dilation, self.groups)
-            if y is not None:
-                return y
         n = x.shape[0]
         o, _, kh, kw = w.shape
         g = self.groups
@@ -367,11 +344,6 @@ class Conv2dGradInput(Op):
     saves_inputs = True
 
     def forward(self, xp, g, w):
-        if xp is not np:
-            p = (self.stride, self.padding, self.dilation, self.groups)
-            dx = _cudnn.dgrad(xp, g, w, self.x_shape, *p)
-            if dx is not None:
-                return dx
         o, cg, kh, kw = w.shape
         groups = self.groups
         (ph, pw), (dh, dw) = self.padding, self.dilation
@@ -389,7 +361,8 @@ class Conv2dGradInput(Op):
             # gathers (one im2col) instead of scattering (kh * kw strided adds of col2im).
             wt = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 2, 1, 3, 4)
             wt = wt.reshape(cg * groups, o // groups, kh, kw)[:, :, ::-1, ::-1]
-            return _GradInputConv((1, 1), full, self.dilation, groups).forward(xp, g, wt)
+            conv = _GradInputConv((1, 1), full, self.dilation, groups)
+            return overrides.run(conv, xp, g, wt)  # cuDNN's fprop where it serves
         return self._scatter(xp, g, w)
 
     def _scatter(self, xp, g, w):
@@ -447,11 +420,6 @@ class Conv2dGradWeight(Op):
     saves_inputs = True
 
     def forward(self, xp, x, g):
-        if xp is not np:
-            p = (self.stride, self.padding, self.dilation, self.groups)
-            dw = _cudnn.wgrad(xp, x, g, self.w_shape, *p)
-            if dw is not None:
-                return dw
         o, cg, kh, kw = self.w_shape
         groups = self.groups
         if planar(x.shape, (kh, kw), self.stride, groups):
@@ -490,6 +458,24 @@ class Conv2dGradWeight(Op):
             apply(Conv2dGradInput(tuple(x.shape), *p), g, h) if x._requires_grad else None,
             apply(Conv2d(*p), x, h) if g._requires_grad else None,
         )
+
+
+# -- CUDA overrides: cuDNN graphs where the frontend serves the call, else the forwards above ---
+
+
+@overrides.register(Conv2d, "cuda")
+def _conv2d_cuda(op, xp, x, w):
+    return _cudnn.fprop(xp, x, w, op.stride, op.padding, op.dilation, op.groups)
+
+
+@overrides.register(Conv2dGradInput, "cuda")
+def _conv2d_grad_input_cuda(op, xp, g, w):
+    return _cudnn.dgrad(xp, g, w, op.x_shape, op.stride, op.padding, op.dilation, op.groups)
+
+
+@overrides.register(Conv2dGradWeight, "cuda")
+def _conv2d_grad_weight_cuda(op, xp, x, g):
+    return _cudnn.wgrad(xp, x, g, op.w_shape, op.stride, op.padding, op.dilation, op.groups)
 
 
 def conv_output_shape(x_shape, w_shape, p) -> tuple:

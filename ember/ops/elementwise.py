@@ -15,11 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
+from ..backend.arrays import errstate
 from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .broadcast import sum_to
@@ -413,10 +412,8 @@ class Sigmoid(Unary):
     saves_output = True
 
     def forward(self, xp, x):
-        if xp is np:  # exp(-x) overflows to inf for x < -88 (float32): the result 0 is right
-            with np.errstate(over="ignore"):
-                return np.reciprocal(np.exp(-x) + 1)
-        return xp.reciprocal(xp.exp(-x) + 1)
+        with errstate(xp, over="ignore"):  # exp(-x) overflows for x < -88 (float32): 0 is right
+            return xp.reciprocal(xp.exp(-x) + 1)
 
     def vjp(self, g, out, x):
         return (mul(g, mul(out, sub(const_like(out, 1), out))),)

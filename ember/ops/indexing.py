@@ -25,6 +25,7 @@ from .. import dtypes as _dt
 from .._errors import EmberIndexError, ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
+from ..backend.arrays import scatter_add
 from .base import Op, Spec, apply
 from .broadcast import sum_to
 from .elementwise import ZerosLike
@@ -74,17 +75,6 @@ def adv_shape(shape: tuple, key: tuple, index_shapes, op: str = "index") -> tupl
     if pos == list(range(pos[0], pos[-1] + 1)):
         return tuple(rest[: pos[0]]) + b + tuple(rest[pos[-1] + 1 :])
     return b + tuple(s for i, s in enumerate(rest) if i not in pos)
-
-
-def _add_at(xp, z, key, v) -> None:
-    """``z[key] += v`` with repeated indices accumulating (NumPy's ``add.at``)."""
-    at = getattr(xp.add, "at", None)
-    if at is not None:
-        at(z, key, v)
-    else:  # older CuPy
-        import cupyx
-
-        cupyx.scatter_add(z, key, v)
 
 
 def _zeros(like: Tensor, shape: tuple) -> Tensor:
@@ -216,7 +206,7 @@ class AdvIndexGrad(Op):
 
     def forward(self, xp, g, *idx):
         z = xp.zeros(self.shape, dtype=g.dtype)
-        _add_at(xp, z, _adv_key(self.key, idx), g)
+        scatter_add(z, _adv_key(self.key, idx), g)
         return z
 
     def infer(self, g, *idx):
@@ -369,7 +359,7 @@ class ScatterAdd(Op):
     def forward(self, xp, x, index, src):
         out = x.copy()
         try:
-            _add_at(xp, out, _along(xp, index, self.dim), _crop(xp, src, index))
+            scatter_add(out, _along(xp, index, self.dim), _crop(xp, src, index))
         except IndexError as e:
             raise _index_error("scatter_add", x, e) from None
         return out

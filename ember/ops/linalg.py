@@ -19,6 +19,7 @@ from .._errors import ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..backend.kernels import matmul as _gpu
+from ..backend.overrides import register
 from .base import Op, Spec, apply
 from .broadcast import expand, sum_to
 from .movement import Permute, reshape
@@ -34,8 +35,7 @@ class MatMul(Op):
     saves_inputs = True
 
     def forward(self, xp, a, b):
-        # cuBLAS with ember's TF32 setting on a GPU (backend.kernels)
-        out = xp.matmul(a, b) if xp is np else _gpu.matmul(xp, a, b)
+        out = xp.matmul(a, b)
         return out if out.dtype == a.dtype else out.astype(a.dtype)  # ml_dtypes' bf16 -> f32
 
     def infer(self, a, b):
@@ -72,6 +72,13 @@ class MatMul(Op):
                 gb = sum_to(matmul(transpose_last(a2), g2), sb2)
             gb = reshape(gb, sb)
         return ga, gb
+
+
+@register(MatMul, "cuda")
+def _matmul_cuda(op, xp, a, b):
+    """cuBLAS with ember's TF32 setting, N-D @ 2-D folded into one GEMM, bfloat16 batches
+    served (``ember.backend.kernels.matmul``)."""
+    return _gpu.matmul(xp, a, b)
 
 
 def _numel(shape: tuple) -> int:

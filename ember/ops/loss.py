@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import EmberError, ShapeError
+from ..backend.arrays import errstate
 from .base import Op, Spec, apply
 from .elementwise import SUB, Clamp, Log, Log1p, const_like, div, mul, neg, sub
 
@@ -45,7 +46,7 @@ class BinaryCrossEntropy(Op):
                     "binary_cross_entropy: all elements of target should be between 0 and 1 "
                     f"(target of shape {list(t.shape)})"
                 )
-        with _errstate(xp):
+        with errstate(xp, divide="ignore", invalid="ignore"):
             lo = xp.maximum(xp.log(x), x.dtype.type(-100))
             l1 = xp.maximum(xp.log1p(-x), x.dtype.type(-100))
         return (t - 1) * l1 - t * lo
@@ -67,17 +68,6 @@ class BinaryCrossEntropy(Op):
             gt = mul(g, sub(apply(_LOG1P, neg(x)), apply(_LOG, x)))
         return gx, gt
 
-
-def _errstate(xp):
-    return np.errstate(divide="ignore", invalid="ignore") if xp is np else _Null()
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
 
 
 __all__ = ["BinaryCrossEntropy"]

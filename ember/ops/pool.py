@@ -25,6 +25,7 @@ import numpy as np
 
 from .._config import state
 from .._errors import ShapeError
+from ..backend.arrays import strided_view
 from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
@@ -91,11 +92,10 @@ class _PoolParams(Op):
         else:
             xpad = x
         s = xpad.strides
-        view = xp.lib.stride_tricks.as_strided(
+        view = strided_view(
             xpad,
             (n, c, ho, wo, kh, kw),
             (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw),
-            writeable=False,
         )
         return view.reshape(n, c, ho, wo, kh * kw), hp, wp
 

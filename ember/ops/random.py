@@ -32,10 +32,9 @@ class DropoutMask(Op):
     has_side_effects = True
 
     def forward(self, xp, like):
-        if xp is np:
-            keep = _random.rng().random(self.shape, dtype=np.float32) >= self.p
-        else:  # drawn on the GPU (cuRAND), never on the host and copied
-            keep = _random.uniform(self.shape, np.float32, device_of(like)) >= self.p
+        # drawn where ``like`` lives: NumPy's generator on the CPU, cuRAND on a GPU (never drawn
+        # on the host and copied)
+        keep = _random.uniform(self.shape, np.float32, device_of(like)) >= self.p
         scale = xp.asarray(1.0 / (1.0 - self.p), dtype=like.dtype)
         return keep.astype(like.dtype) * scale
 

@@ -10,12 +10,12 @@ tensor([1.0000, 1.2661], dtype=ember.float64)
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend.arrays import errstate
 from .base import apply
 from .elementwise import EQ, Unary, const_like, div, mul, sub, where
 
@@ -48,7 +48,7 @@ def bessel_i_array(xp, x, order: int):
     for j in range(1, _ASYMPTOTIC_TERMS):
         term = term * (((2 * j - 1) ** 2 - 4 * order * order) / (8.0 * j)) / y
         expansion = expansion + term
-    with np.errstate(over="ignore", invalid="ignore") if xp is np else contextlib.nullcontext():
+    with errstate(xp, over="ignore", invalid="ignore"):
         half = xp.exp(y / 2.0)  # e^y as two factors: the result overflows only when I_n does
         asymptotic = half * (half * expansion / xp.sqrt(2.0 * math.pi * y))
         out = xp.where(ax <= _SWITCH, series, asymptotic)

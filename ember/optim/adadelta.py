@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import xp_of
+from ..backend.arrays import assign
 from ._checks import check_hyper
 from .optimizer import Optimizer
 
@@ -99,7 +100,7 @@ class Rprop(Optimizer):
         trend = xp.sign(g * state["prev"])
         factor = xp.where(trend > 0, plus, xp.where(trend < 0, minus, 1.0))
         size = state["step_size"]
-        xp.clip(size * factor, lo, hi, out=size, casting="unsafe")
+        assign(size, xp.clip(size * factor, lo, hi))
         g = xp.where(trend < 0, 0, g).astype(p.dtype, copy=False)
         p -= (xp.sign(g) * size).astype(p.dtype, copy=False)
         state["prev"] = g

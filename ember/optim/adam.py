@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ..backend import kernels as _kernels
 from ..backend import xp_of
-from ..backend.kernels import optim as _fused
+from ..backend.overrides import overridable
 from .optimizer import Optimizer
 
 
@@ -73,11 +70,9 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = xp.zeros_like(p._data)
         return state
 
+    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
     def update(self, p, g, state, group) -> None:
         xp = xp_of(p)
-        if xp is not np and _kernels.fused(xp):  # one CUDA kernel (ember.backend.kernels)
-            _fused.adam(xp, p, g, state, group, self.decoupled)
-            return
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         state["step"] = t = state["step"] + 1
         if wd:

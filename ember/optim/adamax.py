@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from ..backend import xp_of
+from ..backend.arrays import assign
 from ._checks import check_hyper
 from .optimizer import Optimizer
 
@@ -46,5 +47,5 @@ class Adamax(Optimizer):
             g = g + wd * p
         m, u = state["exp_avg"], state["exp_inf"]
         m += ((g - m) * (1.0 - b1)).astype(m.dtype, copy=False)
-        xp.maximum(u * b2, xp.abs(g) + eps, out=u, casting="unsafe")
+        assign(u, xp.maximum(u * b2, xp.abs(g) + eps))
         p -= (m / u * (lr / (1.0 - b1**t))).astype(p.dtype, copy=False)

@@ -9,11 +9,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..backend import kernels as _kernels
 from ..backend import xp_of
-from ..backend.kernels import optim as _fused
+from ..backend.overrides import overridable
 from .optimizer import Optimizer
 
 
@@ -67,11 +64,9 @@ class RMSprop(Optimizer):
             state["grad_avg"] = xp.zeros_like(p._data)
         return state
 
+    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
     def update(self, p, g, state, group) -> None:
         xp = xp_of(p)
-        if xp is not np and _kernels.fused(xp):  # one CUDA kernel (ember.backend.kernels)
-            _fused.rmsprop(xp, p, g, state, group)
-            return
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         state["step"] += 1
         if group["weight_decay"]:

@@ -9,11 +9,8 @@ tensor([0.8000])
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..backend import kernels as _kernels
 from ..backend import xp_of
-from ..backend.kernels import optim as _fused
+from ..backend.overrides import overridable
 from .optimizer import Optimizer, required
 
 
@@ -59,10 +56,9 @@ class SGD(Optimizer):
     def init_state(self, p, group) -> dict:
         return {"momentum_buffer": None}
 
+    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
     def update(self, p, g, state, group) -> None:
         xp = xp_of(p)
-        if xp is not np and _kernels.fused(xp) and _fused.sgd(xp, p, g, state, group):
-            return  # one CUDA kernel (ember.backend.kernels); the first momentum step is below
         wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
         if wd:
             g = g + wd * p

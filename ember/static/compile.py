@@ -47,6 +47,7 @@ import numpy as np
 from .._config import state, tracing
 from .._errors import EmberError
 from .._tensor import Tensor
+from ..backend.arrays import writeable
 from .executor import Plan
 from .ir import Graph
 from .symbol import Symbol, TraceError
@@ -362,7 +363,7 @@ class _Entry:
                     root = arr
                     while root.base is not None:
                         root = root.base
-                    if id(root) in protected or not getattr(arr.flags, "writeable", True):
+                    if id(root) in protected or not writeable(arr):
                         arr = arr.copy()
                         root = arr
                     protected.add(id(root))  # a new gradient must own its memory

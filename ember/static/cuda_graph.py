@@ -468,7 +468,7 @@ class Runner:
             raise CaptureUnsupported("the state changed while capturing")
         undo.extend((u.state, u.state["step"]) for u in self.updates if "step" in u.state)
         self._prepare(cp)
-        steps = plan._specialize(self.static_in) if plan._dynamic else plan.steps
+        steps = plan.steps_for(cp, self.static_in)  # the ops' CUDA kernels where registered
         steps = [(subs.get(k, f), ins, out, free) for k, (f, ins, out, free) in enumerate(steps)]
         self._warm_kernels(cp)
         pool = cp.cuda.MemoryPool()
@@ -519,7 +519,7 @@ class Runner:
         device on the current stream from a ring of pinned buffers."""
         if not self.updates:
             return
-        import cupyx
+        from ..backend.arrays import empty_pinned
 
         slots_per_key = 4
         stream = cp.cuda.get_current_stream()
@@ -527,7 +527,7 @@ class Runner:
         for key, entry in self.hyp.items():
             dev, slots, events, nxt = entry
             if len(slots) < slots_per_key:
-                slots.append(cupyx.empty_pinned(dev.shape, dev.dtype))
+                slots.append(empty_pinned(dev.shape, dev.dtype))
                 events.append(None)
                 i = len(slots) - 1
             else:

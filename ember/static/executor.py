@@ -4,7 +4,9 @@
 fed value cuts the graph there), one slot per value, and for each step the op's ``forward``,
 its input slots, its output slot and the slots whose last use it is (freed right after, so
 intermediate arrays live no longer than needed). ``Plan.run(feeds, state)`` is then one loop of
-``op.forward(xp, *arrays)`` calls.
+``op.forward(xp, *arrays)`` calls; on a device where an op has a registered kernel
+(``ember.backend.overrides``), that step calls the kernel first (``steps_for``: the steps of
+each device type are bound once and kept).
 
 ``Assign`` nodes are not run: their value's slot stands for their output, and ``run`` returns
 ``(target value, array)`` pairs for the caller to store once the run ends (so every read in a
@@ -26,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import EmberError
-from ..backend import xp_of
+from ..backend import overrides, xp_of
 from .ir import Assign, Graph, GraphError, Value, format_node
 
 _ndarray = np.ndarray
@@ -98,6 +100,7 @@ class Plan:
         self._dynamic = [k for k, node in enumerate(self.nodes) if has_dims(node.op)]
         self._fed_at = {id(v): i for i, v in enumerate(feeds)}
         self._specialized: dict = {}
+        self._bound: dict = {}  # device type -> steps with each op bound for it
         self.template = [None] * self.size
         for i, data in consts:
             self.template[i] = data
@@ -120,7 +123,7 @@ class Plan:
                 if type(a) is not _ndarray:
                     xp = xp_of(a)
                 break
-        steps = self._specialize(feeds) if self._dynamic else self.steps
+        steps = self.steps_for(xp, feeds)
         k = 0
         try:
             for k, (forward, ins, out, free) in enumerate(steps):  # noqa: B007 (k: errors)
@@ -145,7 +148,21 @@ class Plan:
             ) from e
         return [env[i] for i in self.out_slots], [(v, env[i]) for v, i in self.stores]
 
-    def _specialize(self, feeds) -> list:
+    def steps_for(self, xp, feeds) -> list:
+        """The steps that run this plan on ``xp``'s device for ``feeds``: each op's registered
+        kernel for that device type, or its ``forward``, with unknown sizes specialized."""
+        device = overrides.device_type(xp)
+        if self._dynamic:
+            return self._specialize(feeds, device)
+        steps = self._bound.get(device)
+        if steps is None:
+            steps = self._bound[device] = [
+                (overrides.bind(node.op, device), ins, out, free)
+                for node, (_, ins, out, free) in zip(self.nodes, self.steps)
+            ]
+        return steps
+
+    def _specialize(self, feeds, device: str = "cpu") -> list:
         """The steps with every unknown size in an op's attributes replaced by the fed one."""
         from .dims import substitute
 
@@ -155,14 +172,17 @@ class Plan:
                 raise GraphError(f"{self.graph.name}: the size {value!r}[{axis}] is not fed")
             return feeds[i].shape[axis]
 
-        key = tuple(tuple(a.shape) for a in feeds)
+        key = (device,) + tuple(tuple(a.shape) for a in feeds)
         steps = self._specialized.get(key)
         if steps is None:
-            steps = list(self.steps)
+            steps = [
+                (overrides.bind(node.op, device), ins, out, free)
+                for node, (_, ins, out, free) in zip(self.nodes, self.steps)
+            ]
             for k in self._dynamic:
                 op = substitute(self.nodes[k].op, size_of)
                 _, ins, out, free = steps[k]
-                steps[k] = (op.forward, ins, out, free)
+                steps[k] = (overrides.bind(op, device), ins, out, free)
             self._specialized[key] = steps
         return steps
 

@@ -196,7 +196,7 @@ def _check_feed(v: Value, value):
         elif arr.dtype.kind == "O":
             raise DTypeError(f"Session.run: can't convert the feed for {name!r} to an array")
     if arr.dtype != v.dtype:
-        if not np.can_cast(arr.dtype, v.dtype, casting="same_kind"):
+        if not np.can_cast(arr.dtype, v.dtype, "same_kind"):
             raise DTypeError(
                 f"Session.run: placeholder {name!r} expects dtype "
                 f"{_dt.from_numpy_dtype(v.dtype)} but was fed "

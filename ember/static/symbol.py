@@ -32,9 +32,8 @@ class TraceError(EmberError):
 
 
 class _Flags:
-    """What ember reads of ``ndarray.flags``: a symbolic value is a fresh, writeable array."""
+    """``ndarray.flags`` as CuPy has them: a symbolic value is a fresh, contiguous array."""
 
-    writeable = True
     c_contiguous = True
     f_contiguous = False
     owndata = True

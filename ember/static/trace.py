@@ -175,6 +175,7 @@ class Tracer:
             t._version = src._version
             t._base = src._base if src._base is not None else src
             t._view_ops = (src._view_ops or ()) + (op,)
+            t._readonly = src._readonly or op.read_only_view
         if state.grad_enabled and op.differentiable:
             for x in inputs:
                 if x._requires_grad:

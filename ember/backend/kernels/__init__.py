@@ -2,14 +2,17 @@
 
 Most of ember's GPU work is ``xp`` code: CuPy runs the same NumPy calls as the CPU, with cuBLAS
 under ``matmul``. Where a chain of NumPy calls makes many passes over memory (the optimizers'
-updates, softmax, layer norm) this package has a fused kernel instead, written once as CUDA
-source (a CuPy ``ElementwiseKernel`` or ``RawKernel``) and once as the NumPy computation it
-replaces (the reference, which the CPU runs and the tests compare against).
+updates, softmax, layer norm) or a library does better (cuDNN convolutions), this package has a
+kernel instead, written once as CUDA source (a CuPy ``ElementwiseKernel`` or ``RawKernel``).
+Each one is an *override* (``ember.backend.overrides``) of the op or optimizer rule whose
+reference body it replaces: the ops register theirs beside the op (``ember.ops.softmax`` ...),
+the optimizer kernels register here by the optimizer's name (``optim.py``), and the tests
+compare every registered override with the body it replaces.
 
 Nothing here imports CuPy: kernels are built from the ``xp`` module an op receives, on first
 use, and kept in ``_cache`` keyed by name, accumulation type and variant. ``fused(xp)`` says
-whether ``xp`` can build kernels at all (a stand-in CuPy without ``ElementwiseKernel``, such as
-the test suite's fake, gets the reference path on its arrays).
+whether ``xp`` can build kernels at all (a stand-in CuPy without ``ElementwiseKernel`` gets
+``NotImplemented`` from every override, hence the reference bodies).
 
 Dtypes: storage may be float16, bfloat16 (CuPy >= 14, ml_dtypes), float32 or float64; the
 arithmetic is float32 for the first three and float64 for float64 (PyTorch's accumulation
@@ -18,8 +21,8 @@ with inline PTX (float16) or bit arithmetic (bfloat16), so they need no CUDA hea
 
 >>> acc_ctype(np.float16), acc_ctype(np.float64)
 ('float', 'double')
->>> fused(np)
-False
+>>> fused(np), served(np.float16), served(np.int64)
+(False, True, False)
 """
 
 from __future__ import annotations
@@ -45,18 +48,20 @@ def acc_dtype(dtype) -> np.dtype:
     return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
 
 
+_STORAGE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+
+
+def served(dtype) -> bool:
+    """Whether the kernels here take arrays of ``dtype`` (the four floating-point types)."""
+    return np.dtype(dtype).name in _STORAGE
+
+
 def storage_kind(dtype) -> str:
     """How a RawKernel source reads the dtype: 'f32', 'f64', 'f16' or 'bf16'."""
-    dt = np.dtype(dtype)
-    if dt == np.float32:
-        return "f32"
-    if dt == np.float64:
-        return "f64"
-    if dt == np.float16:
-        return "f16"
-    if dt.name == "bfloat16":
-        return "bf16"
-    raise TypeError(f"no GPU kernel for dtype {dt}")
+    kind = _STORAGE.get(np.dtype(dtype).name)
+    if kind is None:
+        raise TypeError(f"no GPU kernel for dtype {np.dtype(dtype)}")
+    return kind
 
 
 def cached(key: tuple, build):
@@ -74,17 +79,6 @@ def raw_view(xp, a):
     return a
 
 
-def on_gpu(data) -> bool:
-    """Whether a Tensor's ``_data`` (an array or a traced Symbol) lives on a GPU."""
-    if type(data) is np.ndarray:
-        return False
-    from .. import cuda
-
-    if cuda.is_cupy_array(data):
-        return True
-    return getattr(data, "device", None) is not None and not hasattr(data, "__array__")
-
-
 def clear() -> None:
     """Forget every built kernel (they are rebuilt on next use).
 
@@ -93,4 +87,6 @@ def clear() -> None:
     _cache.clear()
 
 
-__all__ = ["fused", "acc_ctype", "acc_dtype", "storage_kind", "cached", "raw_view", "on_gpu"]
+__all__ = ["fused", "served", "acc_ctype", "acc_dtype", "storage_kind", "cached", "raw_view"]
+
+from . import optim  # noqa: E402, F401  (registers the optimizers' overrides)

@@ -16,12 +16,14 @@ compute type is float32 (float64 for float64); float32 may use TF32 unless
 (``cudnn.set_stream``) with a workspace from CuPy's memory pool, so it works inside CUDA graph
 capture as well.
 
-Every function returns None when cuDNN cannot serve the call (frontend missing, switched off,
-a dtype or shape it has no plan for): the caller then takes the im2col + cuBLAS path of
-``ember.ops.conv``. A failed plan is remembered (and warned about once), not retried.
+``fprop``, ``dgrad`` and ``wgrad`` are the CUDA overrides of ``ember.ops.conv``'s ``Conv2d``,
+``Conv2dGradInput`` and ``Conv2dGradWeight`` (registered there). Each returns
+``NotImplemented`` when cuDNN cannot serve the call (frontend missing, switched off, a dtype or
+shape it has no plan for): the op's ``forward`` (im2col + cuBLAS on CuPy) runs instead. A
+failed plan is remembered (and warned about once), not retried.
 
->>> fprop(None, None, None, (1, 1), (0, 0), (1, 1), 1) is None
-True
+>>> fprop(None, None, None, (1, 1), (0, 0), (1, 1), 1)
+NotImplemented
 """
 
 from __future__ import annotations
@@ -120,12 +122,12 @@ def _build(mod, xp, kind, a, b, out_shape, params, tf32: bool, deterministic: bo
 
 def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
     if xp is None or not _flags.enabled or not fused(xp):
-        return None
+        return NotImplemented
     mod = _flags._cudnn()
     if mod is None or _io_type(mod, a.dtype) is None or a.dtype != b.dtype:
-        return None
+        return NotImplemented
     if not a.size or not b.size or 0 in out_shape:
-        return None
+        return NotImplemented
     a, b = _packed(xp, a), _packed(xp, b)
     dev = device_id(a)
     tf32 = bool(_flags.allow_tf32)
@@ -149,7 +151,7 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
                 )
         _graphs[key] = entry
     if entry is _UNSUPPORTED:
-        return None
+        return NotImplemented
     graph, ta, tb, tout, ws_size = entry
     out = xp.empty(out_shape, dtype=a.dtype)
     ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
@@ -160,9 +162,9 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
 
 
 def fprop(xp, x, w, stride, padding, dilation, groups: int):
-    """``conv2d(x, w)`` (N, O, Ho, Wo) by cuDNN, or None (see the module docstring)."""
+    """``conv2d(x, w)`` (N, O, Ho, Wo) by cuDNN, or NotImplemented (module docstring)."""
     if xp is None:
-        return None
+        return NotImplemented
     n, _, h, wd = x.shape
     o, _, kh, kw = w.shape
     ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
@@ -171,13 +173,14 @@ def fprop(xp, x, w, stride, padding, dilation, groups: int):
 
 
 def dgrad(xp, g, w, x_shape, stride, padding, dilation, groups: int):
-    """conv2d's input gradient (``x_shape``) for output gradient ``g`` by cuDNN, or None."""
+    """conv2d's input gradient (``x_shape``) for output gradient ``g`` by cuDNN, or
+    NotImplemented."""
     return _run(xp, "dgrad", g, w, tuple(x_shape), (stride, padding, dilation))
 
 
 def wgrad(xp, x, g, w_shape, stride, padding, dilation, groups: int):
     """conv2d's weight gradient (``w_shape``) for input ``x`` and output gradient ``g`` by
-    cuDNN, or None."""
+    cuDNN, or NotImplemented."""
     return _run(xp, "wgrad", x, g, tuple(w_shape), (stride, padding, dilation))
 
 

@@ -8,12 +8,20 @@ policy applied, and 16-bit products kept on tensor cores.
   product whenever that setting changed (one integer comparison otherwise), so PyTorch's default
   (no TF32 for matmul) holds whatever ``CUPY_TF32`` says.
 - float16 / bfloat16: CuPy's 2-D product calls ``cublasGemmEx`` with 16-bit inputs and outputs
-  and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). Its batched path (3-D and
-  more) computes 16-bit products in float32 in some CuPy versions (slower, more memory) and
-  bfloat16 batches are not supported before CuPy 14's follow-ups, so an N-D @ 2-D product (a
-  Linear layer on a sequence) is folded into one 2-D GEMM here; it also saves CuPy's
-  pointer-array batched GEMM for broadcast operands in every dtype.
+  and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). An N-D @ 2-D product (a
+  Linear layer on a sequence) is folded into one 2-D GEMM here, which keeps 16-bit products on
+  tensor cores and saves CuPy's pointer-array batched GEMM for broadcast operands in every dtype.
+- bfloat16 batches: CuPy 14.2's batched path (either operand above 2-D, not folded) has no
+  bfloat16 loop (``TypeError: data type 'E' not understood``, seen on an H200), so such
+  products are computed in float32 and cast back: bfloat16 -> float32 is exact and cuBLAS's
+  bfloat16 GEMM accumulates in float32 too, so the result is the same up to summation order
+  (one rounding to bfloat16 at the end). Chosen over one 2-D GEMM per matrix of the batch,
+  which keeps tensor cores but launches once per matrix from Python (attention's batch x heads
+  is hundreds of launches) and has to spell out broadcasting; the price here is three casts and
+  a float32 GEMM (TF32 when allowed: bfloat16 values are exact in TF32 as well).
 - bfloat16 needs CuPy >= 14 with ``ml_dtypes`` (CuPy's optional bfloat16 support).
+
+This ``matmul`` is the CUDA override of ``ember.ops.linalg.MatMul`` (registered there).
 
 >>> state_applied() is None or isinstance(state_applied(), int)
 True
@@ -24,11 +32,13 @@ from __future__ import annotations
 import os
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from ...backends import cuda as _flags
 from . import fused
 
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 _COMPUTE_TYPE_DEFAULT = 1  # CuPy's enum values (cupy/_core/_routines_linalg.pxd)
 _COMPUTE_TYPE_TF32 = 7
 
@@ -89,8 +99,13 @@ def matmul(xp, a, b):
     if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] > 0:
         # batch @ matrix: one 2-D GEMM over all rows (16-bit stays on tensor cores)
         out = xp.matmul(a.reshape(-1, a.shape[-1]), b)
-        return out.reshape(a.shape[:-1] + (b.shape[1],))
-    return xp.matmul(a, b)
+        out = out.reshape(a.shape[:-1] + (b.shape[1],))
+    elif (a.ndim > 2 or b.ndim > 2) and _BF16 in (a.dtype, b.dtype):
+        # no bfloat16 batched GEMM in CuPy: in float32, one rounding back (module docstring)
+        out = xp.matmul(a.astype(np.float32), b.astype(np.float32))
+    else:
+        out = xp.matmul(a, b)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)  # MatMul's dtype is a's
 
 
 __all__ = ["matmul", "apply_precision"]

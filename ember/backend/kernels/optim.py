@@ -4,8 +4,14 @@ The NumPy updates in ``ember.optim`` make 6-13 passes over memory (Adam: scale t
 add, square, sqrt, divide, ...); on a GPU each pass is a kernel launch, so a small model's step
 is launch-bound. Each kernel here reads the parameter, its gradient and state once and writes
 them once. The formulas are the NumPy ones term for term, in the same order (a GPU may fuse a
-multiply and an add into one FMA, so results can differ in the last bit); the NumPy code in
-``ember.optim`` stays the reference the tests compare against.
+multiply and an add into one FMA, so results can differ in the last bit); the NumPy ``update``
+in ``ember.optim`` stays the reference the tests compare against.
+
+The kernels are the CUDA overrides (``ember.backend.overrides``) of ``Adam.update`` (and so
+AdamW's), ``SGD.update`` and ``RMSprop.update``, registered below by the optimizers' qualified
+names (the backend imports nothing from ``ember.optim``). Each declines (``NotImplemented``,
+the NumPy rule runs) where ``xp`` builds no kernels, for dtypes other than the four float types,
+and for SGD's first momentum step (which copies the gradient into a new buffer).
 
 Hyperparameters are passed as scalars of the accumulation type (float32, or float64 for float64
 parameters), rounded as NumPy rounds Python floats against float32 arrays; variants that change
@@ -21,7 +27,8 @@ import math
 
 import numpy as np
 
-from . import acc_dtype, cached
+from ..overrides import register
+from . import acc_dtype, cached, fused, served
 
 # -- sources: (in_params, out_params, operation); "A" is the accumulation type ---------------
 
@@ -195,4 +202,48 @@ def rmsprop(xp, p, g, state: dict, group: dict) -> None:
     k(*args)
 
 
-__all__ = ["adam", "sgd", "rmsprop", "adam_source", "sgd_source", "rmsprop_source", "specialize"]
+# -- the overrides: ``fn(opt, xp, p, g, state, group)``, NotImplemented to decline ----------
+
+
+def _serves(xp, p, g) -> bool:
+    return fused(xp) and served(p.dtype) and g.dtype == p.dtype
+
+
+@register("ember.optim.adam.Adam", "cuda")
+def adam_update(opt, xp, p, g, state: dict, group: dict):
+    """``Adam.update`` (and AdamW's) in one kernel."""
+    if not _serves(xp, p, g):
+        return NotImplemented
+    adam(xp, p, g, state, group, opt.decoupled)
+    return None
+
+
+@register("ember.optim.sgd.SGD", "cuda")
+def sgd_update(opt, xp, p, g, state: dict, group: dict):
+    """``SGD.update`` in one kernel (not its first momentum step)."""
+    if not _serves(xp, p, g) or not sgd(xp, p, g, state, group):
+        return NotImplemented
+    return None
+
+
+@register("ember.optim.rmsprop.RMSprop", "cuda")
+def rmsprop_update(opt, xp, p, g, state: dict, group: dict):
+    """``RMSprop.update`` in one kernel."""
+    if not _serves(xp, p, g):
+        return NotImplemented
+    rmsprop(xp, p, g, state, group)
+    return None
+
+
+__all__ = [
+    "adam",
+    "sgd",
+    "rmsprop",
+    "adam_update",
+    "sgd_update",
+    "rmsprop_update",
+    "adam_source",
+    "sgd_source",
+    "rmsprop_source",
+    "specialize",
+]

@@ -8,12 +8,9 @@ tensor([[-1.0000,  1.0000]])
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..._config import no_grad
 from ..._errors import ShapeError
 from ..._tensor import Tensor
-from ...backend.kernels import on_gpu
 from ...ops.base import apply
 from ...ops.norm import LayerNormalize
 
@@ -103,8 +100,9 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dimensions.
 
-    On a GPU the normalization is one fused kernel (``ember.ops.norm.LayerNormalize``); on the
-    CPU a composite of ember ops. Both compute the biased variance, as PyTorch does.
+    The normalization is one primitive, ``ember.ops.norm.LayerNormalize`` (biased variance, as
+    PyTorch), on every device: NumPy code on the CPU, one fused kernel per row on a GPU; the
+    affine part is ordinary ember ops.
 
     >>> import ember
     >>> import ember.nn.functional as F
@@ -120,10 +118,7 @@ def layer_norm(
             f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
             f"but got input of size {tuple(input.shape)}"
         )
-    if type(input._data) is not np.ndarray and on_gpu(input._data):  # one fused kernel
-        return _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
-    _, centered, var = _moments(input, tuple(range(input.ndim - k, input.ndim)))
-    return _affine(centered * (var + eps).rsqrt(), weight, bias)
+    return _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
 
 
 def group_norm(

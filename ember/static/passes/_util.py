@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...backend.arrays import freeze
 from ..ir import Assign, Graph, Value
 from ..symbol import Symbol
 
@@ -115,11 +116,10 @@ def scalar_constant(graph: Graph, value, dtype, cache: dict) -> Value:
     """A 0-d constant (one per value and dtype in ``cache``)."""
     import numpy as np
 
-    arr = np.asarray(value, dtype=dtype)
+    arr = freeze(np.asarray(value, dtype=dtype))
     key = (arr.tobytes(), arr.dtype.str)
     v = cache.get(key)
     if v is None:
-        arr.flags.writeable = False
         v = cache[key] = graph.add_constant(arr)
     return v
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...backend import xp_of
+from ...backend import overrides, xp_of
+from ...backend.arrays import freeze
 from ..dims import has_dims
 from ..ir import Graph
 from ._util import clone, drop_unused, has_side_effects, is_known_shape, nbytes
@@ -54,7 +55,7 @@ def constant_folding(graph: Graph, limit: int = LIMIT) -> Graph:
         try:
             xp = xp_of(datas[0])
             with np.errstate(all="ignore"):
-                r = n.op.forward(xp, *datas)
+                r = overrides.run(n.op, xp, *datas)
             if xp is np:
                 r = np.asarray(r)
             if tuple(r.shape) != out.shape:
@@ -67,8 +68,7 @@ def constant_folding(graph: Graph, limit: int = LIMIT) -> Graph:
         if r.base is not None or not r.flags.c_contiguous:
             # own the memory: a view would keep a large input alive, or alias it
             r = xp.ascontiguousarray(r).copy() if r.size > 1 else r.copy()
-        if xp is np:
-            r.flags.writeable = False
+        freeze(r)
         out.kind, out.data, out.node = "const", r, None
         g.constants.append(out)
     g.nodes = keep

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...backend.arrays import writeable
 from ...optim.adam import Adam
 from ...optim.sgd import SGD
 from ..ir import Graph
@@ -103,7 +104,7 @@ _SGD_SRC = _source(_SGD_BODY)
 
 def _flat(a):
     """``a`` as a 2-D C-contiguous writeable view (rows, the rest), or None."""
-    if type(a) is not np.ndarray or not a.flags.c_contiguous or not a.flags.writeable:
+    if type(a) is not np.ndarray or not a.flags.c_contiguous or not writeable(a):
         return None
     return a.reshape(_rows(a.shape))
 

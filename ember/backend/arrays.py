@@ -1,0 +1,221 @@
+"""The array surface: where NumPy and CuPy differ, one named helper with a body for each.
+
+Everything above ``ember/backend/`` writes NumPy code on ``xp`` and calls these helpers for the
+few things the two libraries do differently (``tests/test_array_surface.py`` fails when code
+outside the backend touches them directly):
+
+- ``strided_view``: NumPy's ``as_strided`` takes ``writeable=``, CuPy's does not;
+- ``scatter_add``: ``np.add.at`` vs ``cupyx.scatter_add``, which serves only some dtypes;
+- ``assign``: a copy that casts like a C cast (``casting='unsafe'``, which ``cupy.clip`` and
+  friends do not take);
+- ``empty_pinned``: page-locked host memory (``cupyx``);
+- ``writeable`` / ``freeze``: NumPy arrays carry a write flag, CuPy's have none (whether a
+  *tensor* may be written is ember's own metadata, ``Tensor._readonly``);
+- ``errstate``: NumPy's floating-point warnings (CuPy never warns);
+- ``cupy_surface``: CuPy as ember's ``xp`` on a GPU, with the functions whose CuPy kernels lack
+  a bfloat16 loop (``where``, ``clip``, ``round``: CuPy would compute them in float32 and
+  return float32) replaced by ones that keep bfloat16.
+
+>>> import numpy as np
+>>> a = np.zeros(3, np.float32)
+>>> scatter_add(a, np.array([0, 0, 2]), np.ones(3, np.float32))
+>>> a
+array([2., 0., 1.], dtype=float32)
+>>> strided_view(np.arange(4.0), (3, 2), (8, 8)).tolist()
+[[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+
+import ml_dtypes
+import numpy as np
+
+from . import cuda as _cuda
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+# atomicAdd dtypes of CuPy's scatter_add (CuPy raises TypeError for any other dtype)
+_SCATTER_ADD = frozenset(np.dtype(c) for c in ("int32", "uint32", "uint64", "f2", "f4", "f8"))
+_SCATTER_VIA = {  # dtypes CuPy can't scatter-add, and the dtype that does it exactly
+    np.dtype(np.int64): np.dtype(np.uint64),  # two's complement: the same bits
+    np.dtype(np.int8): np.dtype(np.int32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint8): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.bool_): np.dtype(np.int32),
+    _BF16: np.dtype(np.float32),
+}
+
+
+def _is_numpy(a) -> bool:
+    return type(a) is np.ndarray or not _cuda.is_cupy_array(a)
+
+
+def strided_view(a, shape: tuple, strides: tuple):
+    """A view of ``a`` with the given shape and byte strides (never written through).
+
+    >>> strided_view(np.arange(3.0), (2, 2), (8, 8)).tolist()
+    [[0.0, 1.0], [1.0, 2.0]]
+    """
+    if _is_numpy(a):
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+    return _cuda.xp().lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def scatter_add(a, index, values) -> None:
+    """``a[index] += values`` with repeated indices accumulating (NumPy's ``add.at``).
+
+    >>> a = np.zeros(2, np.int64)
+    >>> scatter_add(a, (np.array([1, 1]),), np.array([5, 6]))
+    >>> a.tolist()
+    [0, 11]
+    """
+    if _is_numpy(a):
+        np.add.at(a, index, values)
+        return
+    cp = _cuda.xp()
+    values = values.astype(a.dtype, copy=False) if hasattr(values, "astype") else values
+    if a.dtype in _SCATTER_ADD:
+        cp.add.at(a, index, cp.asarray(values, dtype=a.dtype))
+    elif a.dtype == np.int64:
+        v = cp.asarray(values, dtype=np.int64)
+        cp.add.at(a.view(np.uint64), index, v.view(np.uint64))
+    elif a.dtype in _SCATTER_VIA:
+        wide = a.astype(_SCATTER_VIA[a.dtype])
+        cp.add.at(wide, index, cp.asarray(values).astype(wide.dtype))
+        assign(a, wide != 0 if a.dtype == np.bool_ else wide)
+    else:
+        raise TypeError(f"scatter_add: no GPU scatter-add for dtype {a.dtype}")
+
+
+def assign(out, value) -> None:
+    """``out[...] = value``, casting as a C cast does (float to int truncates, wide to narrow
+    rounds), on either library.
+
+    >>> out = np.zeros(2, np.float16)
+    >>> assign(out, np.array([1.5, 2.25]))
+    >>> out.tolist()
+    [1.5, 2.25]
+    """
+    if _is_numpy(out):
+        np.copyto(out, value, casting="unsafe")
+        return
+    _cuda.xp().copyto(out, value, casting="unsafe")
+
+
+def empty_pinned(shape: tuple, dtype) -> np.ndarray:
+    """A host array in page-locked memory (``cupyx.empty_pinned``), for fast copies to a GPU."""
+    import cupyx
+
+    return cupyx.empty_pinned(shape, dtype=dtype)
+
+
+def writeable(a) -> bool:
+    """Whether an array's memory may be written (NumPy's flag; CuPy arrays always may).
+
+    >>> writeable(np.broadcast_to(np.zeros(1), (3,)))
+    False
+    """
+    return a.flags.writeable if _is_numpy(a) else True
+
+
+def freeze(a):
+    """Mark a host array read-only (a cached constant); device arrays are returned as they are.
+
+    >>> writeable(freeze(np.zeros(2)))
+    False
+    """
+    if _is_numpy(a):
+        a.flags.writeable = False
+    return a
+
+
+def errstate(xp, **kwargs):
+    """NumPy's ``errstate(**kwargs)`` on the CPU; nothing on a GPU (CuPy does not warn).
+
+    >>> with errstate(np, divide="ignore"):
+    ...     float(np.float64(1.0) / np.float64(0.0))
+    inf
+    """
+    return np.errstate(**kwargs) if xp is np else contextlib.nullcontext()
+
+
+# -- CuPy as ember's xp ------------------------------------------------------------------------
+
+
+def cupy_surface(cp) -> types.ModuleType:
+    """CuPy (or a stand-in with its surface) as ember's ``xp``: the same names, with ``where``,
+    ``clip``, ``round`` and ``around`` keeping bfloat16 where CuPy's kernels have no bfloat16
+    loop. Attributes are copied once, so ``xp.name`` costs what ``cupy.name`` does.
+
+    >>> cupy_surface(np).where is not np.where
+    True
+    """
+    surface = types.ModuleType(getattr(cp, "__name__", "cupy"), getattr(cp, "__doc__", None))
+    for name in dir(cp):
+        if not name.startswith("__"):
+            try:
+                setattr(surface, name, getattr(cp, name))
+            except AttributeError:  # a stand-in's lazily delegated name that fails to resolve
+                continue
+    surface.__getattr__ = lambda name: getattr(cp, name)  # names added to cp later
+    surface.__wrapped__ = cp
+    surface.where = _bf16_where(cp.where)
+    surface.clip = _bf16_through_float32(cp.clip)
+    surface.round = _bf16_through_float32(cp.round)
+    surface.around = _bf16_through_float32(cp.around)
+    return surface
+
+
+def _is_bf16(a) -> bool:
+    return getattr(a, "dtype", None) == _BF16
+
+
+def _bf16_where(where):
+    def bf16_where(condition, x=None, y=None):
+        if x is None or not (_is_bf16(x) or _is_bf16(y)):
+            return where(condition, x, y)
+        xb, yb = (_bits(v, x if _is_bf16(x) else y) for v in (x, y))
+        if xb is None or yb is None:  # another dtype beside bfloat16: CuPy's promotion
+            return where(condition, x, y)
+        return where(condition, xb, yb).view(_BF16)
+
+    bf16_where.__doc__ = where.__doc__
+    return bf16_where
+
+
+def _bits(v, like):
+    """A bfloat16 array or Python scalar as uint16 bits (None for any other dtype)."""
+    if _is_bf16(v):
+        return v.view(np.uint16)
+    if isinstance(v, (bool, int, float)):
+        return np.asarray(v, _BF16).view(np.uint16)[()]
+    return None
+
+
+def _bf16_through_float32(fn):
+    def bf16_safe(a, *args, out=None, **kwargs):
+        if not _is_bf16(a):
+            return fn(a, *args, out=out, **kwargs)
+        r = fn(a.astype(np.float32), *args, **kwargs).astype(_BF16)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    bf16_safe.__doc__ = fn.__doc__
+    return bf16_safe
+
+
+__all__ = [
+    "strided_view",
+    "scatter_add",
+    "assign",
+    "empty_pinned",
+    "writeable",
+    "freeze",
+    "errstate",
+    "cupy_surface",
+]
