@@ -2,9 +2,10 @@
 
 Everything ember knows about CuPy goes through this module's ``_cupy`` (CuPy as ember's
 ``xp``: ``arrays.cupy_surface``, which mends CuPy's dtype gaps) and ``_ndarray`` (its array
-class): ``ember.backend.device_of`` / ``xp_of`` ask ``index_of(array)`` here instead of importing CuPy themselves. So a stand-in module with the
-same surface (the test suite's ``tests/_fakecupy.py``) plugs in with ``install(module)`` and
-exercises every cuda code path on a machine without a GPU (it checks plumbing, not kernels).
+class): ``ember.backend.device_of`` / ``xp_of`` ask ``index_of(array)`` here instead of
+importing CuPy themselves. So a stand-in module with the same surface (the test suite's
+``tests/_fakecupy``) plugs in with ``install(module)`` and exercises every cuda code path on
+a machine without a GPU.
 
 CuPy surface used here (all documented CuPy API): ``cupy.ndarray`` (``.device.id``,
 ``.copy()``), ``cupy.asarray``, ``cupy.asnumpy``, ``cupy.empty`` / ``cupy.full``,
