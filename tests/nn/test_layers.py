@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import ember
+from tests._peer import newer_feature
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
@@ -240,7 +241,8 @@ def _inputs(shapes, ints, dtype, seed=0):
 def _pair(make, dtype):
     """The torch layer and an ember layer holding the same state."""
     torch.manual_seed(0)
-    tmod = make(torch.nn).to(getattr(torch, dtype))
+    with newer_feature():
+        tmod = make(torch.nn).to(getattr(torch, dtype))
     emod = make(ember.nn).to(getattr(ember, dtype))
     state = {k: ember.tensor(v.numpy()) for k, v in tmod.state_dict().items()}
     if any(v.dtype.is_floating_point for v in state.values()):
