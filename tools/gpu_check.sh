@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The GPU check (issue 11, item 5), prepared to run once on a lent NVIDIA machine, from the
+# project root: the whole cuda suite, `ember train --device cuda` with and without --compile on
+# cnn (digits) and resnet18 (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU
+# benchmarks. Logs land in ${OUT:-gpu-logs}/, one per step, with summary.log first.
+# Every step has its own time limit; together at most 560 s (one device call is 600 s at most).
+set -u
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+summary="$out/summary.log"
+
+step() {  # step NAME SECONDS COMMAND...: run with a limit, log it, summarise it
+    local name=$1 limit=$2 start rc
+    shift 2
+    echo "== $name (limit ${limit}s): $*" >> "$summary"
+    start=$(date +%s)
+    timeout "$limit" "$@" > "$out/$name.log" 2>&1
+    rc=$?
+    echo "   rc=$rc in $(($(date +%s) - start))s" >> "$summary"
+    tail -n 4 "$out/$name.log" | sed 's/^/   | /' >> "$summary"
+}
+
+nvidia-smi -L > "$summary" 2>&1
+python -c "import cupy, numpy, torch, ember; print('cupy', cupy.__version__, 'numpy',
+numpy.__version__, 'torch', torch.__version__, 'ember cuda', ember.cuda.is_available())" \
+    >> "$summary" 2>&1
+python tools/make_cifar_like.py "$out/cifar" 5000 1000
+
+step tests 180 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
+step train-cnn 45 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"
+step train-cnn-compiled 45 python -m ember train --device cuda --epochs 15 --compile -q \
+    --out "$out/run-cnn-compiled"
+step train-resnet18 75 python -m ember train --device cuda --model resnet18 \
+    --data "$out/cifar" --epochs 2 --batch-size 128 -q --out "$out/run-resnet18"
+step train-resnet18-compiled 75 python -m ember train --device cuda --model resnet18 \
+    --data "$out/cifar" --epochs 2 --batch-size 128 --compile -q \
+    --out "$out/run-resnet18-compiled"
+step bench-resnet18 75 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled
+step bench-two-layer 40 python benchmarks/gpu_compiled_two_layer.py
+step bench-matmul 25 python benchmarks/gpu_matmul.py --steps 10 --repeats 3
+rm -rf "$out/cifar" "$out"/run-*/tensorboard
+cat "$summary"
