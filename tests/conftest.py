@@ -1,10 +1,12 @@
 """Shared fixtures: fresh seeds for every test, the ``device`` parameter and the fake GPU.
 
-``device`` runs a test on ``"cpu"`` and, when ``ember.cuda.is_available()`` (a real GPU with
-CuPy), again on ``"cuda"``; without a GPU the cuda case is skipped with the reason. Set
-``EMBER_TEST_FAKE_CUDA=1`` to run the cuda cases on the fake CuPy of ``tests/_fakecupy.py``
-instead (slow-ish, plumbing only: it checks that tests and code move data to the right device,
-not GPU numerics). ``fake_cuda`` installs that fake for one test.
+``device`` runs a test on ``"cpu"`` and again on ``"cuda"``: on a real GPU when
+``ember.cuda.is_available()`` (CuPy and a device), and otherwise on the strict fake CuPy of
+``tests/_fakecupy/`` (built from ``tests/cupy_manifest.json``, the real CuPy's API: what CuPy
+lacks or refuses, the fake lacks or refuses). Set ``EMBER_TEST_FAKE_CUDA=0`` to skip the cuda
+cases instead when there is no GPU. ``fake_cuda`` installs the fake for one test; its
+g++-emulated kernels (``ElementwiseKernel`` / ``RawKernel``) are on for the tests that
+``_kernels_wanted`` picks (see there), off elsewhere (ember then takes its NumPy-style path).
 """
 
 import os
@@ -16,8 +18,11 @@ import pytest
 import ember
 
 CUDA = ember.cuda.is_available()  # a real GPU (the fake is installed only inside tests)
-FAKE_CUDA = not CUDA and os.environ.get("EMBER_TEST_FAKE_CUDA") == "1"
-NO_CUDA_REASON = "needs a GPU: ember.cuda.is_available() is False (no CuPy or no device)"
+FAKE_CUDA = not CUDA and os.environ.get("EMBER_TEST_FAKE_CUDA", "1") != "0"
+NO_CUDA_REASON = (
+    "needs a GPU: ember.cuda.is_available() is False, and EMBER_TEST_FAKE_CUDA=0 turned the "
+    "strict fake CuPy off"
+)
 
 DEVICES = [
     "cpu",
@@ -27,10 +32,35 @@ DEVICES = [
     ),
 ]
 
+# Tests (path prefixes) whose cuda cases run the fused kernels, emulated with g++: the kernels'
+# own tests, every optimizer (fused updates), and the functional / transformer tests (the row
+# kernels: softmax, log-softmax, layer norm). Elsewhere the kernels are off: each new kernel
+# source costs a g++ compile (cached on disk), each RawKernel launch a few ms of threads, and
+# compiled steps with kernels would swap matmul for cuBLAS through ctypes, which a fake lacks.
+KERNEL_TESTS = (
+    "tests/backend/",
+    "tests/optim/",
+    "tests/nn/test_functional.py",
+    "tests/nn/test_transformer.py",
+)
+
+
+def _kernels_wanted(request) -> bool:
+    """Whether this test's fake CuPy offers the emulated kernel classes (``KERNEL_TESTS``, or a
+    ``fake_kernels`` mark)."""
+    if request.node.get_closest_marker("fake_kernels") is not None:
+        return True
+    path = os.path.relpath(str(request.node.path), os.path.dirname(os.path.dirname(__file__)))
+    return path.replace(os.sep, "/").startswith(KERNEL_TESTS)
+
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "gpu: runs on a cuda device (skipped without a GPU; select with -m gpu)"
+        "markers",
+        "gpu: runs on a cuda device (a real GPU, else the strict fake CuPy; select with -m gpu)",
+    )
+    config.addinivalue_line(
+        "markers", "fake_kernels: on the fake CuPy, offer the g++-emulated kernel classes"
     )
 
 
@@ -44,14 +74,12 @@ def _seed_and_defaults():
 
 
 @pytest.fixture
-def fake_cuda(monkeypatch):
-    """The fake CuPy (``tests/_fakecupy.py``, two "GPUs") installed as ember's cuda backend.
-
-    NumPy does the arithmetic: this checks device plumbing, never GPU kernels.
-    """
+def fake_cuda(monkeypatch, request):
+    """The strict fake CuPy (``tests/_fakecupy/``, two "GPUs") installed as ember's cuda
+    backend (see the module docstring)."""
     from tests import _fakecupy
 
-    fake = _fakecupy.reset()
+    fake = _fakecupy.reset(kernels=_kernels_wanted(request))
     token = ember.backend.cuda.install(fake)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setitem(sys.modules, "cupyx", fake.cupyx)
@@ -65,7 +93,7 @@ def fake_cuda(monkeypatch):
 
 @pytest.fixture(params=DEVICES)
 def device(request) -> str:
-    """``"cpu"``, and ``"cuda"`` where a GPU is present (see the module docstring)."""
+    """``"cpu"``, and ``"cuda"`` (a real GPU, or the fake CuPy; see the module docstring)."""
     if request.param == "cuda" and FAKE_CUDA:
         request.getfixturevalue("fake_cuda")
     return request.param

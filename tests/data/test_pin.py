@@ -1,6 +1,6 @@
 """Pinned memory and GPU prefetch in the DataLoader (ember/data/_pin.py).
 
-On the CPU-only CI machine these run on the fake CuPy (``tests/_fakecupy.py``), which checks the
+On the CPU-only CI machine these run on the fake CuPy (``tests/_fakecupy``), which checks the
 plumbing only: which buffers are pinned and reused, that batches land on the right device with
 the right values, that the copy of batch k+1 is queued before batch k is handed out, and that
 the current stream waits for each batch's copy event. Real asynchrony needs a GPU: the test at
@@ -18,13 +18,13 @@ CUDA = ember.cuda.is_available()
 
 @pytest.fixture
 def gpu(fake_cuda, monkeypatch):
-    """The fake CuPy, with the few calls of real CuPy the prefetcher uses that it lacks, and
-    a log of the stream calls made."""
+    """The fake CuPy, with a log of the stream calls the prefetcher makes."""
     log = []
+    orig_set = fake_cuda.ndarray.set
 
     def set_(self, arr, stream=None):
         log.append(("set", stream))
-        np.copyto(self.view(np.ndarray), arr)
+        orig_set(self, arr, stream=stream)
 
     monkeypatch.setattr(fake_cuda.ndarray, "set", set_, raising=False)
     stream_cls = fake_cuda.cuda.Stream
