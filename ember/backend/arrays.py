@@ -5,7 +5,7 @@ few things the two libraries do differently (``tests/test_array_surface.py`` fai
 outside the backend touches them directly):
 
 - ``strided_view``: NumPy's ``as_strided`` takes ``writeable=``, CuPy's does not;
-- ``scatter_add``: ``np.add.at`` vs ``cupyx.scatter_add``, which serves only some dtypes;
+- ``scatter_add``: NumPy's ``add.at`` serves every dtype, CuPy's only some;
 - ``assign``: a copy that casts like a C cast (``casting='unsafe'``, which ``cupy.clip`` and
   friends do not take);
 - ``empty_pinned``: page-locked host memory (``cupyx``);
@@ -36,10 +36,10 @@ import numpy as np
 from . import cuda as _cuda
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
-# atomicAdd dtypes of CuPy's scatter_add (CuPy raises TypeError for any other dtype)
-_SCATTER_ADD = frozenset(np.dtype(c) for c in ("int32", "uint32", "uint64", "f2", "f4", "f8"))
+# the dtypes CuPy 14's add.at serves (its message: "cupy.add.at only supports int32, int64,
+# float16, float32, float64, uint32, uint64"; tests/cupy_manifest.json records it)
+_SCATTER_ADD = frozenset(np.dtype(c) for c in ("i4", "i8", "f2", "f4", "f8", "u4", "u8"))
 _SCATTER_VIA = {  # dtypes CuPy can't scatter-add, and the dtype that does it exactly
-    np.dtype(np.int64): np.dtype(np.uint64),  # two's complement: the same bits
     np.dtype(np.int8): np.dtype(np.int32),
     np.dtype(np.int16): np.dtype(np.int32),
     np.dtype(np.uint8): np.dtype(np.int32),
@@ -79,9 +79,6 @@ def scatter_add(a, index, values) -> None:
     values = values.astype(a.dtype, copy=False) if hasattr(values, "astype") else values
     if a.dtype in _SCATTER_ADD:
         cp.add.at(a, index, cp.asarray(values, dtype=a.dtype))
-    elif a.dtype == np.int64:
-        v = cp.asarray(values, dtype=np.int64)
-        cp.add.at(a.view(np.uint64), index, v.view(np.uint64))
     elif a.dtype in _SCATTER_VIA:
         wide = a.astype(_SCATTER_VIA[a.dtype])
         cp.add.at(wide, index, cp.asarray(values).astype(wide.dtype))
