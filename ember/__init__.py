@@ -16,8 +16,6 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
 from . import (  # ember.data, ember.utils.data (torch.utils.data)
     _tensor_methods,  # noqa: E402,F401  (attaches the Tensor methods)
     autograd,
-    backends,  # noqa: E402  (ember.backends.cuda / cudnn switches, as torch.backends)
-    cuda,
     data,
     dtypes,
     linalg,  # noqa: E402  (ember.linalg, as torch.linalg)
@@ -31,6 +29,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 )
+from ._aliases import backends, cuda  # noqa: E402  (torch.cuda / torch.backends module paths)
 from ._config import (
     enable_grad,
     inference_mode,
@@ -51,7 +50,7 @@ from ._repr import get_printoptions, printoptions, set_printoptions
 from ._shape import broadcast_shapes as _broadcast_shapes
 from ._tensor import Size, Tensor
 from .backend import Device, device
-from .backends import get_float32_matmul_precision, set_float32_matmul_precision
+from .backend.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
     DType,
     bfloat16,

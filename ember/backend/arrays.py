@@ -13,8 +13,8 @@ outside the backend touches them directly):
   *tensor* may be written is ember's own metadata, ``Tensor._readonly``);
 - ``errstate``: NumPy's floating-point warnings (CuPy never warns);
 - ``cupy_surface``: CuPy as ember's ``xp`` on a GPU, with the functions whose CuPy kernels lack
-  a bfloat16 loop (``where``, ``clip``, ``round``: CuPy would compute them in float32 and
-  return float32) replaced by ones that keep bfloat16.
+  a bfloat16 loop replaced by ones that keep bfloat16 (``where``, ``clip``, ``round``: CuPy
+  would compute them in float32 and return float32; batched ``matmul``: CuPy raises).
 
 >>> import numpy as np
 >>> a = np.zeros(3, np.float32)
@@ -144,8 +144,8 @@ def errstate(xp, **kwargs):
 
 def cupy_surface(cp) -> types.ModuleType:
     """CuPy (or a stand-in with its surface) as ember's ``xp``: the same names, with ``where``,
-    ``clip``, ``round`` and ``around`` keeping bfloat16 where CuPy's kernels have no bfloat16
-    loop. Attributes are copied once, so ``xp.name`` costs what ``cupy.name`` does.
+    ``clip``, ``round``, ``around`` and batched ``matmul`` serving bfloat16 where CuPy's kernels
+    have no bfloat16 loop. Attributes are copied once, so ``xp.name`` costs what ``cupy.name`` does.
 
     >>> cupy_surface(np).where is not np.where
     True
@@ -163,6 +163,7 @@ def cupy_surface(cp) -> types.ModuleType:
     surface.clip = _bf16_through_float32(cp.clip)
     surface.round = _bf16_through_float32(cp.round)
     surface.around = _bf16_through_float32(cp.around)
+    surface.matmul = _bf16_batched_matmul(cp.matmul)
     return surface
 
 
@@ -190,6 +191,25 @@ def _bits(v, like):
     if isinstance(v, (bool, int, float)):
         return np.asarray(v, _BF16).view(np.uint16)[()]
     return None
+
+
+def _bf16_batched_matmul(matmul):
+    """CuPy 14.2's batched GEMM (an operand above 2-D) has no bfloat16 loop ("data type 'E' not
+    understood", seen on an H200): such products run in float32 (bfloat16 -> float32 is exact,
+    and cuBLAS accumulates bfloat16 in float32 anyway) and round back once. Chosen over one 2-D
+    GEMM per matrix, which would launch hundreds of times from Python for attention's batches."""
+
+    def matmul_bf16_batches(a, b, out=None, **kwargs):
+        if (a.ndim > 2 or b.ndim > 2) and (_is_bf16(a) or _is_bf16(b)) and not kwargs:
+            r = matmul(a.astype(np.float32), b.astype(np.float32))
+            if out is None:
+                return r.astype(np.result_type(a.dtype, b.dtype))
+            out[...] = r
+            return out
+        return matmul(a, b, out=out, **kwargs)
+
+    matmul_bf16_batches.__doc__ = matmul.__doc__
+    return matmul_bf16_batches
 
 
 def _bf16_through_float32(fn):

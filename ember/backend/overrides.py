@@ -17,7 +17,7 @@ optional, and the tests check each one against the forward it replaces.
 Where the choice is made: ``ember.ops.base.apply`` (eager), ``ember.static.executor.Plan``
 (static and compiled graphs, CUDA-graph capture), the fusion and folding passes, all through
 ``table(device_type)[type(op)]`` (one dict lookup; ``run`` and ``bind`` wrap it). On the CPU
-the lookup finds nothing unless a CPU override was registered.
+there is no lookup at all while no CPU override is registered (``live``).
 
 An optimizer's per-parameter ``update(p, g, state, group)`` rule is overridable the same way:
 ``@overridable`` marks the reference rule, and an override registered for the optimizer class
@@ -142,6 +142,18 @@ def registered(device_type: str = "cuda") -> dict[str, Callable]:
     return dict(_registered[device_type])
 
 
+def live(device_type: str) -> dict[str, Callable]:
+    """The registrations of ``device_type`` themselves (read-only; for hot paths that skip the
+    lookup while there are none: ``if live("cpu"): ...`` costs one truth test; the CPU's only
+    override, compiled graphs' fused elementwise programs, registers when ``ember.static``'s
+    passes are first imported).
+
+    >>> live("cuda") is live("cuda")
+    True
+    """
+    return _registered[device_type]
+
+
 def device_type(xp) -> str:
     """``'cpu'`` for NumPy, ``'cuda'`` for CuPy (or a stand-in with its surface)."""
     return "cpu" if xp is np else "cuda"
@@ -203,6 +215,7 @@ __all__ = [
     "register",
     "unregister",
     "registered",
+    "live",
     "table",
     "run",
     "bind",

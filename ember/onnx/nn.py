@@ -1,9 +1,10 @@
 """Converters for the neural-network primitives: convolution (``Conv2d`` -> ``Conv``, its
 input gradient ``Conv2dGradInput`` -> ``ConvTranspose``, which is what ``conv_transpose2d``
 records), pooling (``MaxPool2d`` and its indices -> ``MaxPool``), ``unfold`` (a grouped
-convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, log-softmax and
-binary cross-entropy. Composites (batch norm, layer norm, linear, avg pooling...) arrive as
-the primitives they are made of."""
+convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, log-softmax,
+layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula) and
+binary cross-entropy. Composites (batch norm, layer norm's affine part, linear, avg pooling...)
+arrive as the primitives they are made of."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from ..ops import conv as C
 from ..ops import loss as Lo
+from ..ops import norm as Nm
 from ..ops import pool as P
 from ..ops import softmax as S
 from ..static.dims import Dim
@@ -132,6 +134,22 @@ def _fold(ctx, node, cols):
 @converts(S.Softmax)
 def _softmax(ctx, node, x):
     return ctx.add("Softmax", [x], axis=node.op.dim)
+
+
+@converts(Nm.LayerNormalize)
+def _layer_norm(ctx, node, x):
+    op = node.op
+    shape = node.inputs[0].shape
+    dt = np.dtype(node.output.dtype)
+    inner = shape[len(shape) - op.axes :]
+    if ctx.opset >= 17 and all(isinstance(s, int) for s in inner):
+        scale = ctx.const(np.ones(inner, dtype=dt))
+        return ctx.add("LayerNormalization", [x, scale], axis=-op.axes, epsilon=float(op.eps))
+    axes = tuple(range(len(shape) - op.axes, len(shape)))
+    c = ctx.add("Sub", [x, ctx.reduce("ReduceMean", x, axes, True)])
+    var = ctx.reduce("ReduceMean", ctx.add("Mul", [c, c]), axes, True)
+    std = ctx.add("Sqrt", [ctx.add("Add", [var, ctx.scalar(op.eps, dt)])])
+    return ctx.add("Mul", [c, ctx.add("Reciprocal", [std])])
 
 
 @converts(S.LogSoftmax)

@@ -20,8 +20,8 @@ the public function that builds the op, so static graphs get them too.
 
 ``forward`` never branches on the device. A device kernel (a fused CUDA kernel, cuDNN) is an
 override registered beside the op (``ember.backend.overrides``); ``apply`` looks it up for the
-inputs' device type (one dict lookup) and runs it, or ``forward`` when there is none or it
-declines (returns ``NotImplemented``).
+inputs' device type (one dict lookup; none on the CPU while no CPU override is registered) and
+runs it, or ``forward`` when there is none or it declines (returns ``NotImplemented``).
 
 >>> import ember
 >>> from ember.ops.elementwise import Exp
@@ -51,6 +51,7 @@ _ndarray = np.ndarray
 _BF16 = _dt.bfloat16.np
 _CPU_KERNELS = overrides.table("cpu")  # op class -> override (ember.backend.overrides) or None
 _CUDA_KERNELS = overrides.table("cuda")
+_CPU_REGISTERED = overrides.live("cpu")  # empty (no lookup on the CPU) unless one is registered
 
 
 @dataclass(frozen=True)
@@ -102,18 +103,18 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
         return tracer.record(op, inputs)
     first = inputs[0]._data
     if type(first) is _ndarray:
-        xp, kernels = np, _CPU_KERNELS
+        xp = np
         for t in inputs:
             if type(t._data) is not _ndarray:
                 _check_devices(op, inputs)
                 break
+        kernel = _CPU_KERNELS[type(op)] if _CPU_REGISTERED else None
     else:
         xp = xp_of(first)
         _check_devices(op, inputs)
-        kernels = _CPU_KERNELS if xp is np else _CUDA_KERNELS
+        kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
     arrays = [t._data for t in inputs]
-    try:
-        kernel = kernels[type(op)]  # a device kernel registered for the op, or None
+    try:  # the device kernel registered for the op, or its forward
         if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
             out = op.forward(xp, *arrays)
     except EmberError:

@@ -69,5 +69,4 @@ class BinaryCrossEntropy(Op):
         return gx, gt
 
 
-
 __all__ = ["BinaryCrossEntropy"]

@@ -65,7 +65,7 @@ class SGD(Optimizer):
         if momentum:
             buf = state["momentum_buffer"]
             if buf is None:
-                buf = state["momentum_buffer"] = g.copy()
+                buf = state["momentum_buffer"] = g.astype(p.dtype)  # a copy, in p's dtype
             else:
                 buf *= momentum
                 damp = 1.0 - group["dampening"]

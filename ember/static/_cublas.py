@@ -114,7 +114,7 @@ def _compute(dtype) -> tuple[int, object]:
     if dtype == np.float64:
         return _COMPUTE_64F, ctypes.c_double
     if dtype == np.float32:
-        from ..backends import cuda as flags
+        from ..backend import cuda as flags
 
         return (_COMPUTE_32F_FAST_TF32 if flags.matmul_allows_tf32() else _COMPUTE_32F), (
             ctypes.c_float

@@ -214,10 +214,17 @@ class _Update:
         state, hyperparameters read from ``self.hyp`` on the device."""
         if self.variant[2]:  # maximize
             g = -g
-        if _fused(xp):
+        if self.fused(xp, p, g):
             _kernel(xp, self.kind, self.variant, self.dtype)(g, self.hyp, p, *self.arrays)
             return p
         return self._reference(xp, p, g)
+
+    def fused(self, xp, p, g) -> bool:
+        """Whether the kernel takes this update: where the eager override would (the same
+        dtypes, ``ember.backend.kernels.optim.serves``), so replays compute what eager does."""
+        from ..backend.kernels.optim import serves
+
+        return _fused(xp) and serves(p, g, self.state)
 
     def _reference(self, xp, p, g):
         """NumPy-style update (the ``ember.optim`` code, term for term) with 0-d device scalars."""
@@ -491,9 +498,10 @@ class Runner:
         if not _fused(cp):
             return
         for u in self.updates:
-            if u.param._data.size == 0:
+            data = u.param._data
+            if data.size == 0 or not u.fused(cp, data, data):
                 continue
-            p = u.param._data.ravel()[:1].copy()
+            p = data.ravel()[:1].copy()
             g = p.copy()
             arrays = [a.ravel()[:1].copy() for a in u.arrays]
             _kernel(cp, u.kind, u.variant, u.dtype)(g, u.hyp, p, *arrays)

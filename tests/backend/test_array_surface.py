@@ -164,6 +164,18 @@ def test_cupy_surface_keeps_bfloat16(fake_cuda, call):
     np.testing.assert_array_equal(got.get(), want)
 
 
+def test_cupy_surface_serves_batched_bfloat16_matmul(fake_cuda):
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(BF16) for s in ((4, 2, 3), (3, 5)))
+    with pytest.raises(TypeError, match="data type 'E' not understood"):
+        fake_cuda.matmul(fake_cuda.asarray(a), fake_cuda.asarray(b[None]))  # as CuPy 14.2
+    xp = arrays.cupy_surface(fake_cuda)
+    got = xp.matmul(fake_cuda.asarray(a), fake_cuda.asarray(b[None]))
+    assert got.dtype == BF16 and got.shape == (4, 2, 5)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(BF16)
+    np.testing.assert_array_equal(got.get(), want)
+
+
 def test_expand_is_read_only_as_ember_metadata_on_every_device(device):
     x = ember.zeros(1, 3, device=device).expand(4, 3)
     assert x._readonly and x.detach()._readonly and x[1:]._readonly

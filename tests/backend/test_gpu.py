@@ -1,4 +1,5 @@
-"""The GPU fast paths against the CPU, on a real GPU (skipped without one).
+"""The GPU fast paths against the CPU: on a real GPU, and without one on the strict fake CuPy
+with its g++-emulated kernels (``tests/conftest.py``), so the kernels' code paths run in CI too.
 
 Every fused kernel, the cuBLAS matmul with its TF32 switch, float16 / bfloat16 products and the
 cuDNN / im2col convolutions must give the CPU's results (to rounding: a GPU contracts
@@ -13,11 +14,18 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember.backend import kernels
+from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not ember.cuda.is_available(), reason="needs a GPU (CuPy and a device)"),
-]
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _gpu(request):
+    """A real GPU, else the strict fake CuPy (kernels emulated: this is tests/backend/)."""
+    if not CUDA:
+        if not FAKE_CUDA:
+            pytest.skip(NO_CUDA_REASON)
+        request.getfixturevalue("fake_cuda")
 
 
 def _pair(*shape, dtype=ember.float32, scale=1.0, requires_grad=True):
@@ -110,6 +118,8 @@ def test_fused_optimizers_match_cpu(make):
 
 
 def test_matmul_tf32_switch():
+    if not CUDA:
+        pytest.skip("TF32 rounding happens in cuBLAS on a real GPU; the fake multiplies in NumPy")
     a64 = np.random.default_rng(0).standard_normal((1024, 4096))
     b64 = np.random.default_rng(1).standard_normal((4096, 256))
     a = ember.tensor(a64, dtype=ember.float32, device="cuda")

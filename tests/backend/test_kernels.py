@@ -1,11 +1,12 @@
 """ember's CUDA kernels and their glue, checked on the CPU.
 
 The kernel sources in ``ember.backend.kernels`` run here through ``_emulator`` (g++ compiles
-the very strings ember gives CuPy) and must match the NumPy references, which are the CPU's own
-computations: optimizer updates bit for bit, row kernels to rounding. The ops' GPU branches are
-driven with the emulated module as ``xp``; cuDNN graphs with a stand-in frontend
-(``_fakecudnn``) that convolves with PyTorch. Where nvcc is installed, every source also has to
-compile for sm_90 (no GPU needed). Real-GPU comparisons are in ``test_gpu.py``.
+the very strings ember gives CuPy) and must match the bodies they override (the ops' ``forward``,
+the optimizers' NumPy ``update``), which are the CPU's own computations: optimizer updates bit
+for bit, row kernels to rounding. cuDNN graphs run with a stand-in frontend (``_fakecudnn``)
+that convolves with PyTorch. Where nvcc is installed, every source also has to compile for sm_90
+(no GPU needed). ``test_overrides.py`` checks every registered override against its reference
+and the one place that picks them; real-GPU comparisons are in ``test_gpu.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import shutil
 import subprocess
+import types
 
 import ml_dtypes
 import numpy as np
@@ -20,10 +22,12 @@ import pytest
 
 import ember
 from ember.backend import kernels
+from ember.backend.arrays import cupy_surface
 from ember.backend.kernels import conv as kconv
 from ember.backend.kernels import matmul as kmatmul
 from ember.backend.kernels import optim as koptim
 from ember.backend.kernels import rows
+from ember.backend.overrides import run
 from ember.ops import conv as C
 from ember.ops.linalg import MatMul
 from ember.ops.norm import LayerNormalize
@@ -36,21 +40,13 @@ pytestmark = pytest.mark.skipif(not _emulator.available(), reason="needs g++ to 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-@pytest.fixture
-def xp(monkeypatch):
-    """The emulated CuPy, with small blocks (32 threads) to keep the emulation quick."""
-    monkeypatch.setattr(rows, "BLOCK", 32)
-    kernels.clear()
-    yield _emulator.emulated_xp()
-    kernels.clear()
-
-
 # -- optimizers: the fused kernel against ember.optim's NumPy update --------------------------
 
 
 def _reference(cls, group):
+    """The optimizer's NumPy rule itself (not the dispatch that may pick a kernel)."""
     opt = cls([ember.nn.Parameter(ember.zeros(1))], **group)
-    return opt.update
+    return lambda p, g, st, group: type(opt).update.reference(opt, p, g, st, group)
 
 
 def _run_both(xp, fused_step, cls, group, state, dtype, steps=3):
@@ -127,26 +123,28 @@ def test_rmsprop_kernel_matches_numpy(xp, dtype, centered, momentum, wd):
     _run_both(xp, koptim.rmsprop, ember.optim.RMSprop, group, state, dtype)
 
 
-def test_optimizers_dispatch_to_the_kernel(xp, monkeypatch):
-    """``update`` on a fused array module takes the kernel; on NumPy the old code."""
-    from ember.optim import adam, rmsprop, sgd
-
-    for mod in (adam, rmsprop, sgd):
-        monkeypatch.setattr(mod, "xp_of", lambda a: xp)
+def test_optimizer_overrides_take_the_kernels(xp):
+    """The registered overrides build and launch the kernels on a kernel-building module and
+    decline where they do not serve (no kernels, SGD's first momentum step, float16 grads)."""
     w = ember.nn.Parameter(ember.ones(4))
-    for opt in (
-        ember.optim.Adam([w], lr=0.1),
-        ember.optim.AdamW([w], lr=0.1),
-        ember.optim.RMSprop([w], lr=0.1, momentum=0.5),
-        ember.optim.SGD([w], lr=0.1, momentum=0.9),
+    p, g = np.ones(4, np.float32), np.full(4, 0.5, np.float32)
+    for opt, fn in (
+        (ember.optim.Adam([w], lr=0.1), koptim.adam_update),
+        (ember.optim.AdamW([w], lr=0.1), koptim.adam_update),
+        (ember.optim.RMSprop([w], lr=0.1, momentum=0.5), koptim.rmsprop_update),
+        (ember.optim.SGD([w], lr=0.1), koptim.sgd_update),
     ):
-        for _ in range(2):
-            opt.zero_grad()
-            (w * w).sum().backward()
-            opt.step()
+        group = opt.param_groups[0]
+        state = opt.init_state(w, group)
+        assert fn(opt, xp, p, g, state, group) is None
+        assert fn(opt, np, p, g, state, group) is NotImplemented
+        assert fn(opt, xp, p, g.astype(np.float16), state, group) is NotImplemented
+    sgd = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+    state = sgd.init_state(w, sgd.param_groups[0])
+    assert koptim.sgd_update(sgd, xp, p, g, state, sgd.param_groups[0]) is NotImplemented
     built = {key[1] for key in kernels._cache if key[0] == "optim"}
     assert built == {"adam", "rmsprop", "sgd"}
-    assert np.isfinite(w.detach().numpy()).all()
+    assert np.isfinite(p).all()
 
 
 def test_elementwise_sources_specialize_the_accumulation_type():
@@ -167,7 +165,7 @@ def test_elementwise_sources_specialize_the_accumulation_type():
 def test_softmax_kernel(xp, dtype, shape, dim, log):
     x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(dtype)
     got = rows.softmax(xp, x, dim, log)
-    want = rows.softmax_reference(np, x, log, dim)
+    want = (LogSoftmax if log else Softmax)(dim).forward(np, x)
     assert got.dtype == x.dtype and got.shape == x.shape
     tol = 1e-6 if dtype == np.float32 else 1e-14
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
@@ -180,7 +178,7 @@ def test_softmax_kernel_non_contiguous_and_extremes(xp):
     x[2, 3] = np.nan  # a NaN spreads over its row
     got = rows.softmax(xp, x, -1, False)
     with np.errstate(invalid="ignore"):
-        want = rows.softmax_reference(np, x, False)
+        want = Softmax(-1).forward(np, x)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     assert np.isnan(got[1]).all() and np.isnan(got[2]).all() and got[0, 0] == 1.0
 
@@ -190,7 +188,7 @@ def test_softmax_kernel_bfloat16(xp):
     xb = x.astype(BF16)
     got = rows.softmax(xp, xb, -1, True)
     assert got.dtype == BF16
-    want = rows.softmax_reference(np, xb.astype(np.float32), True).astype(BF16)
+    want = LogSoftmax(-1).forward(np, xb.astype(np.float32)).astype(BF16)
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))  # float32 inside
 
 
@@ -222,30 +220,35 @@ def test_bfloat16_store_rounds_to_nearest_even(xp):
 def test_layer_norm_kernel(xp, dtype, shape, axes):
     x = (np.random.default_rng(0).standard_normal(shape) * 3 + 1).astype(dtype)
     got = rows.layer_norm(xp, x, axes, 1e-5)
-    want = rows.layer_norm_reference(np, x, axes, 1e-5)
+    want = LayerNormalize(axes, 1e-5).forward(np, x)
     tol = 2e-6 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def test_layer_norm_reference_is_f_layer_norm():
+def test_layer_norm_primitive_is_f_layer_norm():
     x = ember.randn(3, 4, 5)
     want = ember.nn.functional.layer_norm(x, (4, 5)).numpy()
-    np.testing.assert_allclose(rows.layer_norm_reference(np, x.numpy(), 2, 1e-5), want, 1e-6, 1e-6)
+    got = LayerNormalize(2, 1e-5).forward(np, x.numpy())
+    np.testing.assert_allclose(got, want, 1e-6, 1e-6)
 
 
-def test_empty_rows_skip_the_kernel(xp):
-    x = np.zeros((0, 5), np.float32)
-    assert rows.softmax(xp, x, -1, False).shape == (0, 5)
-    assert rows.layer_norm(xp, x, 1, 1e-5).shape == (0, 5)
+def test_row_kernels_decline_what_they_do_not_serve(xp):
+    empty = np.zeros((0, 5), np.float32)
+    assert rows.softmax(xp, empty, -1, False) is NotImplemented
+    assert rows.layer_norm(xp, empty, 1, 1e-5) is NotImplemented
+    ints = np.ones((2, 3), np.int64)
+    assert rows.softmax(xp, ints, -1, True) is NotImplemented
+    x = np.ones((2, 3), np.float32)
+    assert rows.softmax(np, x, -1, False) is NotImplemented  # NumPy builds no kernels
     assert not kernels._cache
 
 
 def test_ops_take_the_kernels_on_a_gpu_module(xp):
     x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
-    np.testing.assert_allclose(Softmax(1).forward(xp, x), Softmax(1).forward(np, x), 1e-6, 1e-7)
-    np.testing.assert_allclose(LogSoftmax(0).forward(xp, x), LogSoftmax(0).forward(np, x), 1e-6)
+    np.testing.assert_allclose(run(Softmax(1), xp, x), Softmax(1).forward(np, x), 1e-6, 1e-7)
+    np.testing.assert_allclose(run(LogSoftmax(0), xp, x), LogSoftmax(0).forward(np, x), 1e-6)
     ln = LayerNormalize(1, 1e-5)
-    np.testing.assert_allclose(ln.forward(xp, x), ln.forward(np, x), 2e-6, 2e-6)
+    np.testing.assert_allclose(run(ln, xp, x), ln.forward(np, x), 2e-6, 2e-6)
     names = {(key[1], key[3]) for key in kernels._cache if key[0] == "rows"}
     assert names == {("softmax", False), ("softmax", True), ("layer_norm", False)}
 
@@ -265,18 +268,18 @@ def test_matmul_applies_the_tf32_setting_once_per_change(xp, monkeypatch):
     monkeypatch.setattr(kmatmul, "_applied", [None])
     a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     mm = MatMul()
-    mm.forward(xp, a, b)
-    mm.forward(xp, a, b)
+    run(mm, xp, a, b)
+    run(mm, xp, a, b)
     assert calls == [(np.dtype(np.float32), 1)]  # DEFAULT: PyTorch's default, no TF32
     try:
         ember.backends.cuda.matmul.allow_tf32 = True
-        mm.forward(xp, a, b)
-        ember.backends.set_float32_matmul_precision("medium")
-        mm.forward(xp, a, b)
+        run(mm, xp, a, b)
+        ember.set_float32_matmul_precision("medium")
+        run(mm, xp, a, b)
         assert calls[1:] == [(np.dtype(np.float32), 7)] * 2
     finally:
-        ember.backends.set_float32_matmul_precision("highest")
-    mm.forward(xp, a, b)
+        ember.set_float32_matmul_precision("highest")
+    run(mm, xp, a, b)
     assert calls[-1] == (np.dtype(np.float32), 1) and len(calls) == 4
 
 
@@ -292,11 +295,45 @@ def test_matmul_gpu_branch_keeps_numpy_semantics(xp, sa, sb):
     assert got.shape == np.matmul(a, b).shape
 
 
+def _cupy_14_2(xp):
+    """``xp`` whose ``matmul`` refuses bfloat16 batches as CuPy 14.2's does (seen on an H200)."""
+    mod = types.ModuleType("cupy_14_2")
+    mod.__getattr__ = lambda name: getattr(xp, name)
+
+    def matmul(a, b, **kwargs):
+        if (a.ndim > 2 or b.ndim > 2) and BF16 in (a.dtype, b.dtype):
+            raise TypeError("data type 'E' not understood")
+        return xp.matmul(a, b, **kwargs)
+
+    mod.matmul = matmul
+    return mod
+
+
+@pytest.mark.parametrize(
+    "sa,sb", [((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((4,), (2, 4, 3)),
+              ((2, 1, 3, 4), (3, 4, 2)), ((2, 3, 4), (4,)), ((2, 3, 0), (2, 0, 4))],
+)  # fmt: skip
+def test_matmul_serves_bfloat16_batches(xp, sa, sb):
+    """CuPy 14.2 has no bfloat16 batched GEMM: ember's CuPy surface computes those in float32
+    and rounds once, which is the reference's result (NumPy's bfloat16 matmul also sums in
+    float32)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(sa).astype(BF16)
+    b = rng.standard_normal(sb).astype(BF16)
+    raw = _cupy_14_2(xp)
+    with pytest.raises(TypeError, match="'E'"):
+        MatMul().forward(raw, a, b)
+    got = run(MatMul(), cupy_surface(raw), a, b)
+    want = MatMul().forward(np, a, b)
+    assert got.dtype == BF16 and got.shape == want.shape
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
 # -- backends switches ------------------------------------------------------------------------
 
 
 def test_backend_switch_defaults_follow_pytorch():
-    assert ember.backends.get_float32_matmul_precision() == "highest"
+    assert ember.get_float32_matmul_precision() == "highest"
     assert ember.backends.cuda.matmul.allow_tf32 is False
     assert ember.backends.cudnn.allow_tf32 is True
     assert ember.backends.cudnn.enabled is True
@@ -307,14 +344,14 @@ def test_backend_switch_defaults_follow_pytorch():
 def test_matmul_precision_names():
     try:
         for name, tf32 in (("high", True), ("medium", True), ("highest", False)):
-            ember.backends.set_float32_matmul_precision(name)
+            ember.set_float32_matmul_precision(name)
             assert ember.backends.cuda.matmul.allow_tf32 is tf32
         ember.backends.cuda.matmul.allow_tf32 = True
-        assert ember.backends.get_float32_matmul_precision() == "high"
+        assert ember.get_float32_matmul_precision() == "high"
         with pytest.raises(ValueError, match="expected one of 'highest', 'high', 'medium'"):
-            ember.backends.set_float32_matmul_precision("tf32")
+            ember.set_float32_matmul_precision("tf32")
     finally:
-        ember.backends.set_float32_matmul_precision("highest")
+        ember.set_float32_matmul_precision("highest")
 
 
 def test_cudnn_flags_context_restores():
@@ -335,21 +372,6 @@ CONV_CONFIGS = [
 ]
 
 
-@pytest.fixture
-def fake_cudnn(xp, monkeypatch):
-    from . import _fakecudnn
-
-    monkeypatch.setattr(ember.backends.cudnn, "_module", [_fakecudnn])
-    monkeypatch.setattr(kconv, "fused", lambda xp: True)
-    monkeypatch.setattr(kconv, "ptr", lambda a: a.ctypes.data)
-    monkeypatch.setattr(kconv, "device_id", lambda a: 0)
-    _fakecudnn.log.clear()
-    _fakecudnn.fail_build[0] = False
-    kconv.clear()
-    yield _fakecudnn
-    kconv.clear()
-
-
 def _conv_arrays(xs, ws, p):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(xs).astype(np.float32)
@@ -364,11 +386,11 @@ def test_cudnn_graphs_compute_the_three_convolutions(xp, fake_cudnn, xs, ws, str
                                                      dilation, groups):  # fmt: skip
     p = (stride, padding, dilation, groups)
     x, w, y, g = _conv_arrays(xs, ws, p)
-    got = C.Conv2d(*p).forward(xp, x, w)
+    got = run(C.Conv2d(*p), xp, x, w)
     np.testing.assert_allclose(got, y, rtol=1e-4, atol=1e-4)
-    dx = C.Conv2dGradInput(xs, *p).forward(xp, g, w)
+    dx = run(C.Conv2dGradInput(xs, *p), xp, g, w)
     np.testing.assert_allclose(dx, C.Conv2dGradInput(xs, *p).forward(np, g, w), 1e-4, 1e-4)
-    dw = C.Conv2dGradWeight(ws, *p).forward(xp, x, g)
+    dw = run(C.Conv2dGradWeight(ws, *p), xp, x, g)
     np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
     kinds = [d for e, d in fake_cudnn.log if e == "execute"]
     assert kinds == ["fprop", "dgrad", "wgrad"]
@@ -380,7 +402,7 @@ def test_cudnn_graph_is_cached_and_channels_last_is_described(xp, fake_cudnn):
     x, w, y, _ = _conv_arrays((2, 3, 5, 5), (4, 3, 3, 3), p)
     x_cl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # NHWC memory
     for arr in (x, x, x_cl):
-        np.testing.assert_allclose(C.Conv2d(*p).forward(xp, arr, w), y, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(run(C.Conv2d(*p), xp, arr, w), y, rtol=1e-4, atol=1e-4)
     graphs = [e for e, _ in fake_cudnn.log if e == "graph"]
     assert len(graphs) == 2  # one per layout, reused for the repeat
 
@@ -389,11 +411,12 @@ def test_cudnn_switches_filter_plans(xp, fake_cudnn):
     p = ((1, 1), (0, 0), (1, 1), 1)
     x, w, y, _ = _conv_arrays((1, 2, 4, 4), (2, 2, 3, 3), p)
     with ember.backends.cudnn.flags(allow_tf32=False, deterministic=True):
-        C.Conv2d(*p).forward(xp, x, w)
+        run(C.Conv2d(*p), xp, x, w)
     assert ("deselect", ("TENSOR_CORE", "NONDET")) in fake_cudnn.log
     fake_cudnn.log.clear()
-    with ember.backends.cudnn.flags(enabled=False):  # off: im2col on the GPU module
-        np.testing.assert_allclose(C.Conv2d(*p).forward(xp, x, w), y, rtol=1e-5, atol=1e-5)
+    with ember.backends.cudnn.flags(enabled=False):  # off: the override declines, im2col runs
+        assert kconv.fprop(xp, x, w, *p) is NotImplemented
+        np.testing.assert_allclose(run(C.Conv2d(*p), xp, x, w), y, rtol=1e-5, atol=1e-5)
     assert not fake_cudnn.log
 
 
@@ -402,9 +425,9 @@ def test_cudnn_without_a_plan_falls_back_once_with_a_warning(xp, fake_cudnn):
     p = ((1, 1), (1, 1), (1, 1), 1)
     x, w, y, _ = _conv_arrays((1, 2, 4, 4), (3, 2, 3, 3), p)
     with pytest.warns(RuntimeWarning, match="cuDNN has no plan for conv fprop"):
-        got = C.Conv2d(*p).forward(xp, x, w)
+        got = run(C.Conv2d(*p), xp, x, w)
     np.testing.assert_allclose(got, y, rtol=1e-5, atol=1e-5)
-    C.Conv2d(*p).forward(xp, x, w)  # remembered: no second build, no second warning
+    run(C.Conv2d(*p), xp, x, w)  # remembered: no second build, no second warning
     assert sum(e == "graph" for e, _ in fake_cudnn.log) == 1
 
 
@@ -413,10 +436,10 @@ def test_im2col_path_runs_on_a_non_numpy_module(xp, xs, ws, stride, padding, dil
     """Without cuDNN the GPU runs ember's im2col code on CuPy: same results as on NumPy."""
     p = (stride, padding, dilation, groups)
     x, w, y, g = _conv_arrays(xs, ws, p)
-    np.testing.assert_allclose(C.Conv2d(*p).forward(xp, x, w), y, rtol=1e-5, atol=1e-5)
-    dx = C.Conv2dGradInput(xs, *p).forward(xp, g, w)
+    np.testing.assert_allclose(run(C.Conv2d(*p), xp, x, w), y, rtol=1e-5, atol=1e-5)
+    dx = run(C.Conv2dGradInput(xs, *p), xp, g, w)
     np.testing.assert_allclose(dx, C.Conv2dGradInput(xs, *p).forward(np, g, w), 1e-5, 1e-5)
-    dw = C.Conv2dGradWeight(ws, *p).forward(xp, x, g)
+    dw = run(C.Conv2dGradWeight(ws, *p), xp, x, g)
     np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
 
 

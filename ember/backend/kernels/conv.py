@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from ...backends import cudnn as _flags
+from .. import cudnn as _flags
 from . import fused
 
 _UNSUPPORTED = object()

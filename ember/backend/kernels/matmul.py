@@ -11,14 +11,8 @@ policy applied, and 16-bit products kept on tensor cores.
   and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). An N-D @ 2-D product (a
   Linear layer on a sequence) is folded into one 2-D GEMM here, which keeps 16-bit products on
   tensor cores and saves CuPy's pointer-array batched GEMM for broadcast operands in every dtype.
-- bfloat16 batches: CuPy 14.2's batched path (either operand above 2-D, not folded) has no
-  bfloat16 loop (``TypeError: data type 'E' not understood``, seen on an H200), so such
-  products are computed in float32 and cast back: bfloat16 -> float32 is exact and cuBLAS's
-  bfloat16 GEMM accumulates in float32 too, so the result is the same up to summation order
-  (one rounding to bfloat16 at the end). Chosen over one 2-D GEMM per matrix of the batch,
-  which keeps tensor cores but launches once per matrix from Python (attention's batch x heads
-  is hundreds of launches) and has to spell out broadcasting; the price here is three casts and
-  a float32 GEMM (TF32 when allowed: bfloat16 values are exact in TF32 as well).
+- bfloat16 batches: CuPy 14.2's batched path has no bfloat16 loop; ``xp.matmul`` (ember's
+  CuPy surface, ``ember.backend.arrays``) computes them in float32 and rounds back once.
 - bfloat16 needs CuPy >= 14 with ``ml_dtypes`` (CuPy's optional bfloat16 support).
 
 This ``matmul`` is the CUDA override of ``ember.ops.linalg.MatMul`` (registered there).
@@ -32,13 +26,11 @@ from __future__ import annotations
 import os
 import warnings
 
-import ml_dtypes
 import numpy as np
 
-from ...backends import cuda as _flags
+from .. import cuda as _flags
 from . import fused
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 _COMPUTE_TYPE_DEFAULT = 1  # CuPy's enum values (cupy/_core/_routines_linalg.pxd)
 _COMPUTE_TYPE_TF32 = 7
 
@@ -100,9 +92,6 @@ def matmul(xp, a, b):
         # batch @ matrix: one 2-D GEMM over all rows (16-bit stays on tensor cores)
         out = xp.matmul(a.reshape(-1, a.shape[-1]), b)
         out = out.reshape(a.shape[:-1] + (b.shape[1],))
-    elif (a.ndim > 2 or b.ndim > 2) and _BF16 in (a.dtype, b.dtype):
-        # no bfloat16 batched GEMM in CuPy: in float32, one rounding back (module docstring)
-        out = xp.matmul(a.astype(np.float32), b.astype(np.float32))
     else:
         out = xp.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # MatMul's dtype is a's

@@ -10,8 +10,13 @@ in ``ember.optim`` stays the reference the tests compare against.
 The kernels are the CUDA overrides (``ember.backend.overrides``) of ``Adam.update`` (and so
 AdamW's), ``SGD.update`` and ``RMSprop.update``, registered below by the optimizers' qualified
 names (the backend imports nothing from ``ember.optim``). Each declines (``NotImplemented``,
-the NumPy rule runs) where ``xp`` builds no kernels, for dtypes other than the four float types,
-and for SGD's first momentum step (which copies the gradient into a new buffer).
+the NumPy rule runs) where ``xp`` builds no kernels, for SGD's first momentum step (which copies
+the gradient into a new buffer), and unless the parameter, its gradient and its state arrays
+share one dtype among float32, float64 and bfloat16 (``serves``). float16 is left to the NumPy
+rule on purpose: a kernel that computes in float32 and rounds once disagrees with it beyond
+rounding there, because float16's range makes the result depend on where it rounds (``g * g``
+underflows to 0 for ``|g| < 2.4e-4``, ``eps = 1e-8`` is 0 in float16, and the rule then divides
+by 0 as PyTorch's CPU code does); bfloat16 has float32's range, so only rounding differs.
 
 Hyperparameters are passed as scalars of the accumulation type (float32, or float64 for float64
 parameters), rounded as NumPy rounds Python floats against float32 arrays; variants that change
@@ -25,10 +30,11 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ..overrides import register
-from . import acc_dtype, cached, fused, served
+from . import acc_dtype, cached, fused
 
 # -- sources: (in_params, out_params, operation); "A" is the accumulation type ---------------
 
@@ -205,14 +211,31 @@ def rmsprop(xp, p, g, state: dict, group: dict) -> None:
 # -- the overrides: ``fn(opt, xp, p, g, state, group)``, NotImplemented to decline ----------
 
 
-def _serves(xp, p, g) -> bool:
-    return fused(xp) and served(p.dtype) and g.dtype == p.dtype
+_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", ml_dtypes.bfloat16))
+
+
+def serves(p, g, state: dict) -> bool:
+    """Whether the kernels take this update: ``p``, ``g`` and the state arrays in one dtype
+    among float32, float64 and bfloat16 (see the module docstring for float16).
+
+    >>> x = np.zeros(2, np.float32)
+    >>> serves(x, x, {"exp_avg": x}), serves(x, x.astype(np.float16), {})
+    (True, False)
+    """
+    dt = p.dtype
+    if dt not in _DTYPES or g.dtype != dt:
+        return False
+    return all(getattr(a, "dtype", dt) == dt for a in state.values() if a is not None)
+
+
+def _serves(xp, p, g, state) -> bool:
+    return fused(xp) and serves(p, g, state)
 
 
 @register("ember.optim.adam.Adam", "cuda")
 def adam_update(opt, xp, p, g, state: dict, group: dict):
     """``Adam.update`` (and AdamW's) in one kernel."""
-    if not _serves(xp, p, g):
+    if not _serves(xp, p, g, state):
         return NotImplemented
     adam(xp, p, g, state, group, opt.decoupled)
     return None
@@ -221,7 +244,7 @@ def adam_update(opt, xp, p, g, state: dict, group: dict):
 @register("ember.optim.sgd.SGD", "cuda")
 def sgd_update(opt, xp, p, g, state: dict, group: dict):
     """``SGD.update`` in one kernel (not its first momentum step)."""
-    if not _serves(xp, p, g) or not sgd(xp, p, g, state, group):
+    if not _serves(xp, p, g, state) or not sgd(xp, p, g, state, group):
         return NotImplemented
     return None
 
@@ -229,7 +252,7 @@ def sgd_update(opt, xp, p, g, state: dict, group: dict):
 @register("ember.optim.rmsprop.RMSprop", "cuda")
 def rmsprop_update(opt, xp, p, g, state: dict, group: dict):
     """``RMSprop.update`` in one kernel."""
-    if not _serves(xp, p, g):
+    if not _serves(xp, p, g, state):
         return NotImplemented
     rmsprop(xp, p, g, state, group)
     return None
@@ -242,6 +265,7 @@ __all__ = [
     "adam_update",
     "sgd_update",
     "rmsprop_update",
+    "serves",
     "adam_source",
     "sgd_source",
     "rmsprop_source",

@@ -363,30 +363,19 @@ class FusedElementwise(Op):
 
         return Spec(self.shape, _dt.from_numpy_dtype(np.dtype(self.dtype)))
 
-    # -- running ---------------------------------------------------------------------------
+    # -- running: the reference, and its overrides (registered below the class) -------------
     def forward(self, xp, *inputs):
-        if xp is not np:
-            if self.dtype in _CTYPES and _fused(xp):
-                return self._run_cupy(xp, inputs)
-            return self._generic(xp, inputs)
-        k = self._kernel
-        if k is None:
-            k = self._request_kernel(inputs)
-        if k is not False and k.fn is not None:
-            return self._run_kernel(k.fn, inputs)
-        return self._run_numpy(inputs)
-
-    def _generic(self, xp, inputs):
+        """The reference: the program's ops one at a time (each through its own override)."""
         vals = list(inputs)
         for op, args in self.program:
             vals.append(overrides.run(op, xp, *[vals[a] for a in args]))
         return vals[-1]
 
     def _run_cupy(self, xp, inputs):
-        """One generated ``ElementwiseKernel`` (see ``cuda_source``)."""
+        """One generated ``ElementwiseKernel`` (see ``cuda_source``), or NotImplemented."""
         names = tuple(a.dtype.name for a in inputs)
         if any(d not in _CUDA_INPUTS for d in names):
-            return self._generic(xp, inputs)
+            return NotImplemented
         key = (id(xp), self.program, names, self.dtype)
         k = _CUPY_KERNELS.get(key)
         if k is None:
@@ -568,6 +557,26 @@ class FusedElementwise(Op):
             out = np.empty(self.shape, self.dtype)
         fn(*args, out.reshape(out_view))
         return out
+
+
+@overrides.register(FusedElementwise, "cpu")
+def _fused_cpu(op: FusedElementwise, xp, *inputs):
+    """One numba loop once its kernel is compiled; meanwhile NumPy ``out=`` steps into buffers
+    that die within the program (and the reusable input's)."""
+    k = op._kernel
+    if k is None:
+        k = op._request_kernel(inputs)
+    if k is not False and k.fn is not None:
+        return op._run_kernel(k.fn, inputs)
+    return op._run_numpy(inputs)
+
+
+@overrides.register(FusedElementwise, "cuda")
+def _fused_cuda(op: FusedElementwise, xp, *inputs):
+    """One generated CUDA ``ElementwiseKernel`` for the whole program."""
+    if op.dtype not in _CTYPES or not _fused(xp):
+        return NotImplemented
+    return op._run_cupy(xp, inputs)
 
 
 class _NoKernel(Exception):

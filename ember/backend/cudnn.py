@@ -1,4 +1,7 @@
-"""``ember.backends.cudnn``: switches of the cuDNN convolution path (PyTorch's names).
+"""``ember.backends.cudnn`` (``torch.backends.cudnn``): switches of the cuDNN convolution path.
+
+This module is ``ember.backend.cudnn``; ``ember/_aliases.py`` gives it its PyTorch name. The
+convolutions that read the switches are ``ember.backend.kernels.conv``.
 
 GPU convolutions go through NVIDIA's cuDNN frontend (the ``nvidia-cudnn-frontend`` package,
 module ``cudnn``) when it imports, and through im2col + cuBLAS otherwise. Set these as plain

@@ -1,0 +1,363 @@
+"""Device kernels are overrides (``ember.backend.overrides``): every registered one is checked
+here against the body it replaces, and the one lookup is what eager ``apply``, graph plans,
+the passes and the optimizers use.
+
+The kernels run on the emulated CuPy (``_emulator``: g++ compiles the CUDA sources) and cuDNN on
+its stand-in (``_fakecudnn``); the dispatch tests use the fake CuPy (``tests/_fakecupy.py``) with
+spy overrides. A new override without a case in ``OP_CASES`` / ``UPDATE_CASES`` fails
+``test_every_override_is_checked_against_its_reference``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.backend import overrides
+from ember.ops import conv as C
+from ember.ops import elementwise as ew
+from ember.ops.base import apply
+from ember.ops.elementwise import Exp
+from ember.ops.linalg import MatMul
+from ember.ops.norm import LayerNormalize
+from ember.ops.softmax import LogSoftmax, Softmax
+from ember.static import passes
+from ember.static.ir import Graph
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F64 = np.float64
+
+
+def _rand(*shape, dtype=np.float32, seed=0):
+    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dtype)
+
+
+def _conv(xs, ws, p):
+    x, w = _rand(*xs), _rand(*ws, seed=1)
+    g = _rand(*C.conv_output_shape(xs, ws, C.Conv2d(*p)), seed=2)
+    return x, w, g
+
+
+def _fused(dtype, build):
+    """The ``FusedElementwise`` op the fusion pass makes of ``build(graph, x, y)``'s nodes."""
+    g = Graph("f")
+    x, y = (g.add_input((4, 9), np.dtype(dtype), n) for n in "xy")
+    g.outputs.append(build(lambda op, *a: g.add_node(op, list(a), (4, 9), np.dtype(dtype)), x, y))
+    return passes.elementwise_fusion(g).nodes[0].op
+
+
+_FUSED1 = _fused(np.float32, lambda n, x, y: n(ew.Tanh(), n(ew.NEG, n(ew.EXP, x))))
+_FUSED2 = _fused(np.float64, lambda n, x, y: n(ew.ADD, n(ew.EXP, n(ew.MUL, x, y)), y))
+
+_P1 = ((1, 1), (1, 1), (1, 1), 1)
+_P2 = ((2, 1), (2, 1), (2, 1), 2)
+_X1, _W1, _G1 = _conv((2, 3, 6, 6), (4, 3, 3, 3), _P1)
+_X2, _W2, _G2 = _conv((2, 4, 9, 8), (6, 2, 3, 3), _P2)
+
+# qualified name of the overridden class -> [(op, input arrays, tolerance)]
+OP_CASES = {
+    "ember.ops.softmax.Softmax": [
+        (Softmax(1), (_rand(5, 70),), 1e-6),
+        (Softmax(0), (_rand(3, 4, 9, dtype=np.float64),), 1e-14),
+        (Softmax(-1), (_rand(4, 50, dtype=BF16),), 1e-2),
+    ],
+    "ember.ops.softmax.LogSoftmax": [
+        (LogSoftmax(-1), (_rand(5, 70),), 1e-5),
+        (LogSoftmax(1), (_rand(3, 4, 9, dtype=np.float64),), 1e-13),
+    ],
+    "ember.ops.norm.LayerNormalize": [
+        (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
+        (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
+    ],
+    "ember.ops.linalg.MatMul": [
+        (MatMul(), (_rand(3, 4), _rand(4, 5)), 1e-5),
+        (MatMul(), (_rand(2, 3, 4), _rand(4, 5)), 1e-5),
+        (MatMul(), (_rand(2, 3, 4), _rand(2, 4, 5)), 1e-5),
+        (MatMul(), (_rand(2, 3, 4, dtype=BF16), _rand(2, 4, 5, dtype=BF16)), 0),
+    ],
+    "ember.ops.conv.Conv2d": [
+        (C.Conv2d(*_P1), (_X1, _W1), 1e-4),
+        (C.Conv2d(*_P2), (_X2, _W2), 1e-4),
+    ],
+    "ember.ops.conv.Conv2dGradInput": [
+        (C.Conv2dGradInput(_X1.shape, *_P1), (_G1, _W1), 1e-4),
+        (C.Conv2dGradInput(_X2.shape, *_P2), (_G2, _W2), 1e-4),
+    ],
+    "ember.static.passes.fuse.FusedElementwise": [
+        (_FUSED1, (_rand(4, 9) / 3, _rand(4, 9)), 1e-6),
+        (
+            _FUSED2,
+            (_rand(4, 9, dtype=np.float64) / 3, _rand(4, 9, dtype=np.float64, seed=1)),
+            1e-13,
+        ),
+    ],
+    "ember.ops.conv.Conv2dGradWeight": [
+        (C.Conv2dGradWeight(_W1.shape, *_P1), (_X1, _G1), 1e-3),
+        (C.Conv2dGradWeight(_W2.shape, *_P2), (_X2, _G2), 1e-3),
+    ],
+}
+
+# qualified name of the optimizer whose update rule is overridden -> [(class, hyperparameters)]
+UPDATE_CASES = {
+    "ember.optim.adam.Adam": [
+        (ember.optim.Adam, dict(lr=1e-2, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+        (ember.optim.Adam, dict(lr=1e-2, amsgrad=True)),
+        (ember.optim.AdamW, dict(lr=1e-2, weight_decay=0.01, amsgrad=True)),
+    ],
+    "ember.optim.sgd.SGD": [
+        (ember.optim.SGD, dict(lr=0.1, weight_decay=0.1)),
+        (ember.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+        (ember.optim.SGD, dict(lr=0.1, momentum=0.5, dampening=0.3)),
+    ],
+    "ember.optim.rmsprop.RMSprop": [
+        (ember.optim.RMSprop, dict(lr=1e-2, alpha=0.9)),
+        (ember.optim.RMSprop, dict(lr=1e-2, centered=True, momentum=0.9, weight_decay=0.1)),
+    ],
+}
+
+
+# the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps)
+CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"}
+
+
+def test_every_override_is_checked_against_its_reference():
+    assert set(overrides.registered("cuda")) == set(OP_CASES) | set(UPDATE_CASES)
+    assert set(overrides.registered("cpu")) == CPU_CASES
+
+
+@pytest.mark.parametrize("name", sorted(CPU_CASES))
+def test_cpu_override_matches_the_forward(name):
+    fn = overrides.registered("cpu")[name]
+    for op, arrays, tol in OP_CASES[name]:
+        want = op.forward(np, *arrays)
+        got = fn(op, np, *[a.copy() for a in arrays])
+        assert got.dtype == want.dtype and got.shape == want.shape, op
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str(op))
+
+
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_op_override_matches_the_forward(name, xp, fake_cudnn):
+    fn = overrides.registered("cuda")[name]
+    for op, arrays, tol in OP_CASES[name]:
+        assert overrides.qualname(type(op)) == name
+        got = fn(op, xp, *arrays)
+        assert got is not NotImplemented, f"{op} declined on the emulated GPU"
+        want = op.forward(np, *arrays)
+        assert got.dtype == want.dtype and got.shape == want.shape, op
+        np.testing.assert_allclose(
+            got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, err_msg=str(op)
+        )
+    if "conv" in name:
+        assert fake_cudnn.log, "cuDNN was not asked"
+
+
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_op_override_declines_or_matches_without_kernels(name, fake_cudnn, monkeypatch):
+    """On an array module that builds no kernels (the fake CuPy) an override declines, or
+    computes what the forward does (MatMul: cuBLAS is CuPy's own matmul)."""
+    from ember.backend.kernels import conv as kconv
+
+    monkeypatch.setattr(kconv, "fused", lambda xp: False)
+    fn = overrides.registered("cuda")[name]
+    for op, arrays, tol in OP_CASES[name]:
+        got = fn(op, np, *arrays)
+        if got is not NotImplemented:
+            want = op.forward(np, *arrays)
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), tol, tol)
+        got = overrides.run(op, np, *arrays)
+        assert got.dtype == op.forward(np, *arrays).dtype
+
+
+def _updates(xp, cls, group, dtype, steps=3):
+    """Run the override and the NumPy rule side by side: same parameter, state, gradients."""
+    fn = overrides.table("cuda", "update")[cls]  # the override of the rule cls runs
+    w = ember.nn.Parameter(ember.zeros(7, 5, dtype=ember.dtypes.from_numpy_dtype(dtype)))
+    opt = cls([w], **group)
+    group = opt.param_groups[0]
+    rng = np.random.default_rng(1)
+    p = rng.standard_normal((7, 5)).astype(dtype)
+    state = opt.init_state(w, group)
+    p_ref, st_ref = p.copy(), copy.deepcopy(state)
+    declined = 0
+    for _ in range(steps):
+        g = rng.standard_normal(p.shape).astype(dtype)
+        cls.update.reference(opt, p_ref, g, st_ref, group)
+        if fn(opt, xp, p, g, state, group) is NotImplemented:
+            declined += 1
+            cls.update.reference(opt, p, g, state, group)
+    return p, state, p_ref, st_ref, declined
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(UPDATE_CASES))
+def test_update_override_matches_the_rule_bit_for_bit(name, dtype, xp):
+    for cls, group in UPDATE_CASES[name]:
+        p, state, p_ref, st_ref, declined = _updates(xp, cls, group, dtype)
+        first_momentum = cls is ember.optim.SGD and group.get("momentum")
+        assert declined == (1 if first_momentum else 0)  # SGD copies g into a new buffer first
+        np.testing.assert_array_equal(p, p_ref)
+        for k, v in st_ref.items():
+            if isinstance(v, np.ndarray):
+                np.testing.assert_array_equal(state[k], v, err_msg=k)
+            else:
+                assert state[k] == v, k
+
+
+# -- the one lookup -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spy():
+    """Register a recording override for a class on cuda (``decline=True``: it declines); the
+    registrations it replaced come back afterwards."""
+    calls: list = []
+    registered = []
+
+    def install(target, decline=False, device_type="cuda"):
+        key = target if isinstance(target, str) else overrides.qualname(target)
+        registered.append((target, device_type, overrides.registered(device_type).get(key)))
+
+        @overrides.register(target, device_type)
+        def _spy(obj, xp, *args):
+            calls.append((type(obj).__name__, overrides.device_type(xp)))
+            if decline:
+                return NotImplemented
+            if hasattr(obj, "forward") and not hasattr(obj, "param_groups"):
+                return obj.forward(xp, *args) * 0 + 7  # recognisably the override's result
+            return None  # an update rule: "done" (nothing changed)
+
+        return calls
+
+    yield install
+    for target, device_type, previous in reversed(registered):
+        overrides.unregister(target, device_type)
+        if previous is not None:
+            overrides.register(target, device_type)(previous)
+
+
+def test_apply_runs_the_override_of_the_inputs_device(fake_cuda, spy):
+    calls = spy(Exp)
+    x = ember.zeros(3)
+    assert apply(Exp(), x).tolist() == [1.0, 1.0, 1.0] and calls == []  # cpu: the forward
+    y = apply(Exp(), x.to("cuda"))
+    assert calls == [("Exp", "cuda")] and y.cpu().tolist() == [7.0, 7.0, 7.0]
+
+
+def test_a_declining_override_falls_back_to_the_forward(fake_cuda, spy):
+    calls = spy(Exp, decline=True)
+    y = apply(Exp(), ember.zeros(2).to("cuda"))
+    assert calls and y.cpu().tolist() == [1.0, 1.0]
+
+
+def test_subclasses_inherit_an_override_unless_they_define_their_own_body():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Inherits(Exp):
+        pass
+
+    @dataclass(frozen=True)
+    class Own(Exp):
+        def forward(self, xp, x):
+            return x
+
+    table = overrides.table("cuda")
+    assert table[LayerNormalize] is overrides.registered("cuda")["ember.ops.norm.LayerNormalize"]
+    assert table[Inherits] is table[Exp] is None
+    assert table[Own] is None
+    rule = overrides.table("cuda", "update")
+    assert rule[ember.optim.AdamW] is rule[ember.optim.Adam] is not None
+    assert rule[ember.optim.NAdam] is None  # its own rule: no kernel
+
+
+def test_registering_again_replaces_and_refreshes_the_tables(spy):
+    table = overrides.table("cpu")
+    assert table[Exp] is None
+    spy(Exp, device_type="cpu")
+    assert table[Exp] is not None
+    assert overrides.run(Exp(), np, np.zeros(2)).tolist() == [7.0, 7.0]
+    assert apply(Exp(), ember.zeros(2)).tolist() == [7.0, 7.0]  # apply looks on the CPU now
+    with pytest.raises(ValueError, match="unknown device type 'tpu'"):
+        overrides.register(Exp, "tpu")
+
+
+def test_graph_plans_run_the_override(fake_cuda, spy):
+    from ember.static import Graph
+    from ember.static.executor import Plan
+
+    calls = spy(Exp)
+    g = Graph()
+    x = g.add_input((2,), np.float32)
+    y = g.add_node(Exp(), [x], (2,), np.float32)
+    plan = Plan(g, [y])
+    out, _ = plan.run([np.zeros(2, np.float32)], [])
+    assert out[0].tolist() == [1.0, 1.0] and calls == []
+    out, _ = plan.run([ember.zeros(2).to("cuda")._data], [])
+    assert calls == [("Exp", "cuda")] and float(out[0][0]) == 7.0
+
+
+def test_compiled_step_runs_the_override(fake_cuda, spy):
+    calls = spy(Softmax)
+    f = ember.compile(lambda t: F.softmax(t, 1), mode="max-autotune-no-cudagraphs")
+    y = f(ember.randn(2, 3).to("cuda"))
+    assert calls and ("Softmax", "cuda") in calls and float(y.cpu()[0, 0]) == 7.0
+
+
+def test_folding_uses_the_override(spy):
+    from ember.static import Graph
+    from ember.static.passes.fold import constant_folding
+
+    calls = spy(Exp, device_type="cpu")
+    g = Graph()
+    c = g.add_constant(np.zeros(2, np.float32))
+    g.outputs.append(g.add_node(Exp(), [c], (2,), np.float32))
+    folded = constant_folding(g)
+    assert calls == [("Exp", "cpu")] and folded.outputs[0].data.tolist() == [7.0, 7.0]
+
+
+def test_optimizer_steps_run_the_update_override(fake_cuda, spy):
+    calls = spy("ember.optim.sgd.SGD")
+    w = ember.nn.Parameter(ember.ones(3).to("cuda"))
+    opt = ember.optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    assert calls == [("SGD", "cuda")] and w.detach().cpu().tolist() == [1.0, 1.0, 1.0]
+    wc = ember.nn.Parameter(ember.ones(3))
+    opt = ember.optim.SGD([wc], lr=0.5)
+    (wc * wc).sum().backward()
+    opt.step()  # on the CPU: the NumPy rule
+    assert len(calls) == 1 and wc.detach().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_optimizer_override_declines_to_the_rule(fake_cuda, spy):
+    calls = spy("ember.optim.adam.Adam", decline=True)
+    w = ember.nn.Parameter(ember.ones(3).to("cuda"))
+    opt = ember.optim.AdamW([w], lr=0.1)  # inherits Adam's rule, hence its override
+    (w * w).sum().backward()
+    opt.step()
+    assert calls == [("AdamW", "cuda")]
+    assert np.allclose(w.detach().cpu().numpy(), 0.9 - 0.1 * 0.01 * 1.0, atol=1e-6)
+
+
+def test_layer_norm_is_one_graph_on_every_device(fake_cuda):
+    """F.layer_norm applies LayerNormalize everywhere (no device-dependent graph)."""
+    x = ember.randn(4, 3, 5)
+    graphs = []
+    for dev in ("cpu", "cuda"):
+        y = F.layer_norm(x.to(dev).requires_grad_(), (3, 5))
+        assert y._node.op == LayerNormalize(2, 1e-5)
+        graphs.append(y._node.op)
+    assert graphs[0] == graphs[1]
+
+
+def test_the_spies_gave_back_what_they_replaced():
+    """(Runs after the spy tests.) Every registered override is ember's own again."""
+    assert set(overrides.registered("cuda")) == set(OP_CASES) | set(UPDATE_CASES)
+    for name, fn in overrides.registered("cuda").items():
+        assert fn.__module__.startswith("ember."), (name, fn)
+    assert set(overrides.registered("cpu")) == CPU_CASES
