@@ -1,6 +1,6 @@
 """Devices: parsing, equality, CUDA queries, and a clear error when CUDA is missing.
 
-The ``fake_cuda`` tests run ember's cuda code paths on the fake CuPy of ``tests/_fakecupy.py``
+The ``fake_cuda`` tests run ember's cuda code paths on the fake CuPy of ``tests/_fakecupy``
 (NumPy underneath, two "GPUs"): they check plumbing (where data lives, what errors say, what
 gets seeded and counted), not GPU numerics, which need a real GPU.
 """
@@ -131,7 +131,7 @@ def test_fake_queries(fake_cuda):
     with cuda.device(1):
         assert cuda.current_device() == 1 and ember.zeros(1, device="cuda").device.index == 1
     assert cuda.current_device() == 0
-    assert cuda.get_device_name() == "Fake GPU (tests/_fakecupy.py)"
+    assert cuda.get_device_name() == "Fake GPU (tests/_fakecupy)"
     props = cuda.get_device_properties(ember.device("cuda:1"))
     assert (props.major, props.minor, props.multi_processor_count) == (9, 0, 132)
     assert cuda.get_device_capability() == (9, 0)

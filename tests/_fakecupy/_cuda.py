@@ -208,7 +208,7 @@ def get_device_id() -> int:
 def _device_properties(index: int) -> dict:
     Device(index)
     return {
-        "name": b"Fake GPU (tests/_fakecupy.py)",
+        "name": b"Fake GPU (tests/_fakecupy)",
         "major": 9,
         "minor": 0,
         "totalGlobalMem": 80 * 2**30,

@@ -1,4 +1,4 @@
-"""The GPU paths' plumbing on the fake CuPy (``tests/_fakecupy.py``, no kernels): cuda
+"""The GPU paths' plumbing on the fake CuPy (``tests/_fakecupy``, no kernels): cuda
 tensors reach the ops' CUDA overrides, which decline there (no kernels to build), so the
 reference bodies run and give the CPU's results.
 """

@@ -3,7 +3,7 @@ here against the body it replaces, and the one lookup is what eager ``apply``, g
 the passes and the optimizers use.
 
 The kernels run on the emulated CuPy (``_emulator``: g++ compiles the CUDA sources) and cuDNN on
-its stand-in (``_fakecudnn``); the dispatch tests use the fake CuPy (``tests/_fakecupy.py``) with
+its stand-in (``_fakecudnn``); the dispatch tests use the fake CuPy (``tests/_fakecupy``) with
 spy overrides. A new override without a case in ``OP_CASES`` / ``UPDATE_CASES`` fails
 ``test_every_override_is_checked_against_its_reference``.
 """

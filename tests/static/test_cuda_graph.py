@@ -1,10 +1,10 @@
 """ember.compile on cuda: CUDA-graph capture and replay (ember/static/cuda_graph.py).
 
-Without a GPU these run on the fake CuPy (``tests/_fakecupy.py``) with a stand-in for stream
-capture: "capturing" runs the step once (as the first launch would), and each later launch
-runs the recorded step again and copies its results into the buffers of the first run, so the
-graph's fixed addresses (static inputs, outputs and gradients) behave as on a GPU. That checks
-the Python logic: warm-up, static buffers, hyperparameters computed on the host before each
+Without a GPU these run on the strict fake CuPy (``tests/_fakecupy``), whose stream capture
+is CuPy's: a capture records the launches and runs nothing (host transfers and syncs raise while
+it captures), and ``Graph.launch()`` replays them into the same buffers, so the graph's fixed
+addresses (static inputs, outputs and gradients) behave as on a GPU. That checks ember's
+capture code itself: warm-up, static buffers, hyperparameters copied to the device before each
 launch, guards that recapture, stores after a replay, the fallbacks and their warnings. The
 kernels themselves (ElementwiseKernel updates, cuBLAS through ctypes) need a GPU: the tests
 marked ``gpu`` at the end run there.
@@ -23,58 +23,24 @@ from ember.static import _cublas, cuda_graph
 CUDA = ember.cuda.is_available()
 
 
-class FakeGraph:
-    """A captured step for the fake CuPy: the first launch is the capture's own run."""
-
-    def __init__(self, body, result):
-        self.body, self.result, self.launches = body, result, 0
-
-    @staticmethod
-    def arrays(result):
-        outs, post = result
-        return list(outs) + [arr for _, _, arr in post]
-
-    def launch(self, stream=None):
-        self.launches += 1
-        if self.launches == 1:
-            return
-        for static, new in zip(self.arrays(self.result), self.arrays(self.body())):
-            if static is not None and static is not new:
-                static[...] = new
-
-
-def _symbol_aware_device_of(device_of):
-    """``backend.device_of`` that also reads a traced Symbol's device tag (``.device.id``), as
-    the committed version did; see the report: the new one answers cpu for cuda Symbols."""
-    from ember.backend import cuda_device
-
-    def patched(array):
-        dev = device_of(array)
-        if dev.type == "cpu" and type(array) is not np.ndarray:
-            tag = getattr(array, "device", None)
-            if tag is not None and hasattr(tag, "id"):
-                return cuda_device(tag.id)
-        return dev
-
-    return patched
-
-
 @pytest.fixture
 def gpu(fake_cuda, monkeypatch):
-    import ember._tensor
-    import ember.ops.base
-
-    for mod in (ember._tensor, ember.ops.base):
-        monkeypatch.setattr(mod, "device_of", _symbol_aware_device_of(mod.device_of))
-
     captured = []
+    stream_cls, graph_cls = fake_cuda.cuda.Stream, fake_cuda.cuda.Graph
+    end_capture, launch = stream_cls.end_capture, graph_cls.launch
 
-    def capture(cp, stream, body):
-        g = FakeGraph(body, body())
+    def end_and_keep(self):
+        g = end_capture(self)
+        g.launches = 0
         captured.append(g)
-        return g, g.result
+        return g
 
-    monkeypatch.setattr(cuda_graph, "_capture", capture)
+    def count_launch(self, stream=None):
+        self.launches += 1
+        return launch(self, stream)
+
+    monkeypatch.setattr(stream_cls, "end_capture", end_and_keep)
+    monkeypatch.setattr(graph_cls, "launch", count_launch)
     fake_cuda.graphs = captured
     return fake_cuda
 
