@@ -38,8 +38,10 @@ import re
 import sys
 import zlib
 
-OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests",
-                   "cupy_manifest.json")  # fmt: skip
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "cupy_manifest.json")
+sys.path.insert(0, ROOT)
+from tests._fakecupy._ufunc import use_weak_scalar  # noqa: E402 - CuPy's rule, written once
 
 # Modules whose public names the fake offers (what ember and the tests reach).
 NAMESPACES = (
@@ -381,31 +383,6 @@ RESOLUTION_INPUTS = ["?", "b", "B", "h", "i", "l", "L", "e", "E", "f", "d", "int
 _PY = {"int": (int, "l"), "float": (float, "d"), "bool": (False, "?")}
 
 
-def _kind_score(t) -> int:
-    import numpy
-
-    if issubclass(t, numpy.bool_):
-        return 0
-    if issubclass(t, (numpy.integer, int)):
-        return 1
-    if issubclass(t, (numpy.inexact, float, complex)):
-        return 2
-    return 3
-
-
-def _use_weak(in_types, weaks) -> bool:
-    """CuPy's ``_check_should_use_weak_scalar`` (a cdef function, copied from _kernel.pyx)."""
-    if weaks is None:
-        return False
-    arr, sca = -1, -1
-    for t, w in zip(in_types, weaks):
-        if w:
-            sca = max(sca, _kind_score(w))
-        else:
-            arr = max(arr, _kind_score(t.type))
-    return not (sca == -1 or arr == -1) and arr >= sca
-
-
 def resolution(obj) -> str:
     """CuPy's answer for every combination of ``RESOLUTION_INPUTS`` (two of them, not both
     scalars, for binary ufuncs): the first output's type character, ``-`` where no loop fits,
@@ -427,7 +404,7 @@ def resolution(obj) -> str:
         types = tuple(numpy.dtype(dtype_of_char(_PY[c][1] if c in _PY else c)) for c in combo)
         weaks = tuple(_PY[c][0] if c in _PY else False for c in combo)
         weaks = weaks if any(weaks) else None
-        if not _use_weak(types, weaks):
+        if not use_weak_scalar(types, weaks):
             weaks = None
         if obj._ops.promote_types is not None:
             types, weaks = obj._ops.promote_types(types, weaks)

@@ -69,8 +69,9 @@ def _kind_score(t) -> int:
     return 3
 
 
-def _use_weak(in_types, weaks) -> bool:
-    """CuPy's ``_check_should_use_weak_scalar``."""
+def use_weak_scalar(in_types, weaks) -> bool:
+    """CuPy's ``_check_should_use_weak_scalar`` (a cdef function in _kernel.pyx, so not callable
+    from Python: ``tools/cupy_manifest.py`` uses this copy too)."""
     if weaks is None:
         return False
     arr, sca = -1, -1
@@ -148,7 +149,7 @@ class ufunc:
                 if all(t == dtype for t in loop.outs):
                     return loop
             raise TypeError(f"Wrong type ({dtype}) of arguments for {self.name}")
-        if not _use_weak(in_types, weaks):
+        if not use_weak_scalar(in_types, weaks):
             weaks = None
         if self._promote is not None:
             in_types, weaks = self._promote(in_types, weaks)
