@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import types
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -151,12 +152,14 @@ def cupy_surface(cp) -> types.ModuleType:
     True
     """
     surface = types.ModuleType(getattr(cp, "__name__", "cupy"), getattr(cp, "__doc__", None))
-    for name in dir(cp):
-        if not name.startswith("__"):
-            try:
-                setattr(surface, name, getattr(cp, name))
-            except AttributeError:  # a stand-in's lazily delegated name that fails to resolve
-                continue
+    with warnings.catch_warnings():  # touching a deprecated name warns (CuPy 14: a few)
+        warnings.simplefilter("ignore")
+        for name in dir(cp):
+            if not name.startswith("__"):
+                try:
+                    setattr(surface, name, getattr(cp, name))
+                except AttributeError:  # a lazily delegated name that fails to resolve
+                    continue
     surface.__getattr__ = lambda name: getattr(cp, name)  # names added to cp later
     surface.__wrapped__ = cp
     surface.where = _bf16_where(cp.where)
