@@ -19,17 +19,15 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     data,
     dtypes,
     linalg,  # noqa: E402  (ember.linalg, as torch.linalg)
-    models,  # noqa: E402  (the model zoo: mlp, cnn, lenet5, vgg, resnet)
     nn,
-    onnx,  # noqa: E402  (ember.onnx.export; the onnx package loads only on export)
     optim,
     random,
     static,  # noqa: E402  (ember.static: graphs, Session)
-    train,  # noqa: E402  (ember.train: Trainer, fit, callbacks)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 )
 from ._aliases import backends, cuda  # noqa: E402  (torch.cuda / torch.backends module paths)
+from ._caches import clear_caches
 from ._config import (
     enable_grad,
     inference_mode,
@@ -145,3 +143,33 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 __version__ = "0.1.0"
+
+# The top layer loads on first use (PEP 562), so `import ember` does not pay for the training
+# loop, the ONNX exporter or the model zoo, and nothing below reaches them through the package
+# root. `ember.train`, `import ember.train` and `from ember import train` work as before.
+_LAZY_SUBMODULES = frozenset(
+    {
+        "models",  # the model zoo: mlp, cnn, lenet5, vgg, resnet
+        "onnx",  # ember.onnx.export; the onnx package itself loads only on export
+        "train",  # ember.train: Trainer, fit, callbacks
+    }
+)
+
+
+def __getattr__(name: str):
+    """Import ``ember.train``, ``ember.onnx`` and ``ember.models`` on first access.
+
+    >>> import ember
+    >>> ember.train.Trainer.__name__
+    'Trainer'
+    """
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # also sets ember.<name>
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The package's names, the lazily loaded submodules included."""
+    return sorted(set(globals()) | _LAZY_SUBMODULES)

@@ -14,7 +14,9 @@ outside the backend touches them directly):
 - ``errstate``: NumPy's floating-point warnings (CuPy never warns);
 - ``cupy_surface``: CuPy as ember's ``xp`` on a GPU, with the functions whose CuPy kernels lack
   a bfloat16 loop replaced by ones that keep bfloat16 (``where``, ``clip``, ``round``: CuPy
-  would compute them in float32 and return float32; batched ``matmul``: CuPy raises).
+  would compute them in float32 and return float32; batched ``matmul``: CuPy raises);
+- ``capture_overrides``: what ``matmul``, ``asarray`` and ``array`` of the surface do while
+  the calling thread captures a CUDA graph (that thread only: a thread-local hook).
 
 >>> import numpy as np
 >>> a = np.zeros(3, np.float32)
@@ -28,6 +30,7 @@ array([2., 0., 1.], dtype=float32)
 from __future__ import annotations
 
 import contextlib
+import threading
 import types
 import warnings
 
@@ -166,8 +169,67 @@ def cupy_surface(cp) -> types.ModuleType:
     surface.clip = _bf16_through_float32(cp.clip)
     surface.round = _bf16_through_float32(cp.round)
     surface.around = _bf16_through_float32(cp.around)
-    surface.matmul = _bf16_batched_matmul(cp.matmul)
+    surface.matmul = _capture_hook("matmul", _bf16_batched_matmul(cp.matmul))
+    surface.asarray = _capture_hook("asarray", cp.asarray)
+    surface.array = _capture_hook("array", cp.array)
     return surface
+
+
+# -- capture-time replacements, one thread's ---------------------------------------------------
+
+CAPTURE_NAMES = ("matmul", "asarray", "array")
+_capture = threading.local()  # .overrides: {name: function} while this thread captures
+
+
+@contextlib.contextmanager
+def capture_overrides(overrides: dict):
+    """Within the block, ``xp.<name>(...)`` of every ``cupy_surface`` calls
+    ``overrides[name](...)`` instead, on the calling thread only: other threads (a DataLoader's
+    workers) keep the ordinary functions. ``ember.compile``'s CUDA-graph capture uses it for the
+    calls CuPy cannot record (``name`` in ``CAPTURE_NAMES``); ``ordinary(xp.<name>)`` is the
+    function an override stands in for (call that one, not ``xp.<name>``, from an override).
+
+    >>> xp = cupy_surface(np)
+    >>> with capture_overrides({"asarray": lambda obj, *args, **kwargs: "captured"}):
+    ...     xp.asarray(1.0)
+    'captured'
+    >>> xp.asarray(1.0)
+    array(1.)
+    """
+    unknown = sorted(set(overrides) - set(CAPTURE_NAMES))
+    if unknown:
+        raise ValueError(f"capture_overrides: {unknown} not in {CAPTURE_NAMES}")
+    previous = getattr(_capture, "overrides", None)
+    _capture.overrides = {**(previous or {}), **overrides}
+    try:
+        yield
+    finally:
+        _capture.overrides = previous
+
+
+def ordinary(fn):
+    """The function a surface's capture hook calls outside ``capture_overrides`` (``fn`` itself
+    when it is no hook).
+
+    >>> ordinary(cupy_surface(np).asarray) is np.asarray
+    True
+    """
+    return getattr(fn, "_ordinary", fn)
+
+
+def _capture_hook(name: str, fn):
+    def hooked(*args, **kwargs):
+        overrides = getattr(_capture, "overrides", None)
+        if overrides is not None:
+            override = overrides.get(name)
+            if override is not None:
+                return override(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    hooked.__doc__ = fn.__doc__
+    hooked.__name__ = getattr(fn, "__name__", name)
+    hooked._ordinary = fn
+    return hooked
 
 
 def _is_bf16(a) -> bool:
@@ -238,4 +300,7 @@ __all__ = [
     "freeze",
     "errstate",
     "cupy_surface",
+    "capture_overrides",
+    "ordinary",
+    "CAPTURE_NAMES",
 ]

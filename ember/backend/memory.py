@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from .. import _caches
+
 _tracker = None
 _local = threading.local()
 
@@ -148,3 +150,8 @@ def release_scratch() -> None:
     >>> release_scratch()
     """
     _local.bufs = {}
+
+
+_caches.register(
+    "scratch buffers (calling thread)", release_scratch, lambda: len(getattr(_local, "bufs", ()))
+)

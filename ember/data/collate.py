@@ -155,11 +155,10 @@ def _stack_arrays(arrays, what: str):
 
 def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
     """Stack tensors along a new first dimension (one copy, on the tensors' device)."""
-    if any(t._requires_grad for t in batch):
-        import ember
+    if any(t._requires_grad for t in batch):  # keep the autograd history
+        from ..functions.shape import stack
 
-        if hasattr(ember, "stack"):  # keep the autograd history
-            return ember.stack(list(batch), 0)
+        return stack(list(batch), 0)
     return Tensor._make(_stack_arrays([t._data for t in batch], "stack"))
 
 

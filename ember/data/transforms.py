@@ -29,6 +29,7 @@ import numpy as np
 from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor
 from ..backend.arrays import freeze, scatter_add
+from ..functions.padding import pad as _pad_tensor
 from ..random import rng as _default_rng
 from ._worker import get_worker_info
 
@@ -443,8 +444,6 @@ class RandomCrop:
 
     def _call_tensor_grad(self, img: Tensor) -> Tensor:
         # keeps the graph: pad and crop with ember ops
-        from ..nn import functional as F
-
         def pad(t, p):
             left, top, right, bottom = p
             mode = {"edge": "replicate", "symmetric": None}.get(
@@ -456,8 +455,8 @@ class RandomCrop:
                     "constant, edge and reflect padding modes are supported"
                 )
             if mode == "constant":
-                return F.pad(t, (left, right, top, bottom), mode="constant", value=self.fill)
-            return F.pad(t, (left, right, top, bottom), mode=mode)
+                return _pad_tensor(t, (left, right, top, bottom), mode="constant", value=self.fill)
+            return _pad_tensor(t, (left, right, top, bottom), mode=mode)
 
         if self._pad is not None:
             img = pad(img, self._pad)
@@ -639,7 +638,7 @@ def _resize_tensor(img: Tensor, oh: int, ow: int, mode: str, antialias: bool) ->
     mw = _resize_matrix(w, ow, mode, antialias).T.astype(work)
     rows_first = oh * w * (h + ow) <= ow * h * (w + oh)  # the cheaper order of the products
     if img._requires_grad:
-        from .. import float32
+        from ..dtypes import float32
         from ..functions.creation import as_tensor
 
         x = img if arr.dtype == work else img.to(float32)
@@ -882,9 +881,7 @@ class CenterCrop:
             i, j = _center_corner((H, W), self.size)
             pad = (max(-j, 0), max(j + tw - W, 0), max(-i, 0), max(i + th - H, 0))
             if any(pad):
-                from ..nn import functional as F
-
-                img = F.pad(img, pad, mode="constant", value=0)
+                img = _pad_tensor(img, pad, mode="constant", value=0)
                 i, j = i + pad[2], j + pad[0]
             return img[..., i : i + th, j : j + tw]
         arr, layout, restore = _as_array(img, "CenterCrop")

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from .. import _caches
 from .. import dtypes as _dt
 from .._errors import DTypeError
 from .._tensor import Tensor
@@ -13,6 +14,7 @@ from ..backend.arrays import freeze
 from ..ops.elementwise import cast
 
 _CONSTANTS: dict = {}  # (type, value, numpy dtype) -> read-only 0-d host array
+_caches.register("scalar constants", _CONSTANTS.clear, _CONSTANTS.__len__)
 
 
 def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor:

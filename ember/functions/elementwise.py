@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .. import _caches
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
@@ -325,6 +326,7 @@ def clamp(input, min=None, max=None) -> Tensor:
 
 
 _CLAMP_OPS: dict = {}
+_caches.register("clamp ops", _CLAMP_OPS.clear, _CLAMP_OPS.__len__)
 
 
 clip = clamp

@@ -167,12 +167,9 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 
 def _extreme(input: Tensor, dim, keepdim: bool, is_min: bool, op: str):
     if isinstance(dim, Tensor):  # max(input, other) is maximum(input, other), as in PyTorch
-        import ember
+        from .elementwise import maximum, minimum
 
-        fn = getattr(ember, "minimum" if is_min else "maximum", None)
-        if fn is None:
-            raise EmberError(f"{op}(input, other): ember.{op}imum is not available")
-        return fn(input, dim)
+        return (minimum if is_min else maximum)(input, dim)
     if dim is None:
         if keepdim:
             raise DTypeError(f"{op}(): keepdim=True needs a dim")

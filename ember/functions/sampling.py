@@ -20,7 +20,7 @@ import operator
 
 from .. import dtypes as _dt
 from .._config import state
-from .._errors import DTypeError, EmberError
+from .._errors import DeviceError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..ops.base import apply
 from ..ops.sampling import Bernoulli, Draw, Multinomial, Normal, Poisson
@@ -108,7 +108,7 @@ def normal(
     - ``normal(mean: Tensor, std=1.0)`` and ``normal(mean: float, std: Tensor)``: the tensor's
       shape, dtype and device;
     - ``normal(mean: float, std: float, size)``: a new tensor (``dtype=``, ``device=``,
-      ``requires_grad=`` as in ``randn``).
+      ``requires_grad=`` as in ``randn``; the same op, ``ember.ops.random.Random``).
 
     >>> import ember
     >>> ember.normal(ember.tensor([1.0, 5.0]), 0.0)
@@ -123,15 +123,18 @@ def normal(
                 "normal: with a number for both mean and std, size is required, e.g. "
                 "ember.normal(0.0, 1.0, (2, 3))"
             )
-        from .creation import empty
+        from .creation import _anchor, _drawn, _random_float, _random_op, _size
 
         std = _std(std, "normal", ">=")
-        like = empty(size, dtype=dtype, device=device)
-        _need_float(like, "normal", "dtype")
-        out = apply(Draw("normal", (float(mean), std), generator), like)
-        if requires_grad:
-            out.requires_grad = True
-        return out
+        dt = _random_float(dtype, "normal")
+        anchor = _anchor(dt, device)
+        if generator is not None and generator.device.type != anchor.device.type:
+            raise DeviceError(
+                f"normal: expected a '{anchor.device.type}' device type for generator but found "
+                f"'{generator.device.type}'"
+            )
+        op = _random_op("normal", _size((size,), "normal"), (float(mean), std), generator)
+        return _drawn(op, anchor, requires_grad)
     if size is not None:
         raise TypeError("normal: size is only taken when mean and std are both numbers")
     if mean_t:

@@ -3,6 +3,8 @@ repeat_interleave, take, index_add / index_copy / index_fill, masked_scatter, un
 
 Functions whose output size depends on the data (``nonzero``, ``unique``, tensor
 ``repeat_interleave``) read that size on the host; the values stay on the input's device.
+``searchsorted``, ``bucketize`` and ``histc`` have static output shapes: they are ops
+(``ember.ops.searching``), so they run under ``ember.compile`` and in static graphs too.
 The differentiable ones are built from ``gather``, ``scatter_add``, ``index_select`` and
 ``where``, so their gradients (of every order) come with them.
 
@@ -14,6 +16,8 @@ tensor([[1],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import backend as _backend
@@ -21,6 +25,8 @@ from .. import dtypes as _dt
 from .._errors import DTypeError, EmberIndexError, ShapeError
 from .._shape import wrap_dim
 from .._tensor import Tensor
+from ..ops.base import apply
+from ..ops.searching import Histc, SearchSorted, check_searchsorted
 from . import creation as C
 from .inplace import inplace_method
 
@@ -187,29 +193,58 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
-    """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
-    elements outside are ignored.
+    """A histogram of ``bins`` equal bins over [min, max] (the data's range when min == max),
+    in ``input``'s dtype; elements outside are ignored. Not differentiable (as in PyTorch).
+
+    An op (``ember.ops.searching.Histc``), so it compiles: the data's range, when used, is read
+    when the op runs.
 
     >>> import ember
     >>> ember.histc(ember.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
     tensor([0., 2., 1., 0.])
     """
+    if not isinstance(input, Tensor):
+        raise DTypeError(f"histc: expected a Tensor as input, got {type(input).__name__}")
     if not input.dtype.is_floating_point:
-        raise DTypeError(f"histc: expected a floating input, got {input.dtype}")
-    if bins <= 0:
-        raise ShapeError(f"histc: bins must be > 0, got {bins}")
+        raise DTypeError(
+            f"histc: expected a floating input, got {input.dtype} (shape {tuple(input.shape)})"
+        )
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins <= 0:
+        raise ShapeError(f"histc: bins must be an int > 0, got {bins!r}")
     lo, hi = float(min), float(max)
-    if lo == hi and input.numel():
-        lo, hi = float(input.min().item()), float(input.max().item())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if lo > hi:
-        raise ShapeError(f"histc: max must be larger than min, got min {min} and max {max}")
-    x = input.detach().reshape(-1)
-    inside = (x >= lo) & (x <= hi)
-    index = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(0, bins - 1)
-    counts = inside.to(input.dtype)
-    return C.zeros(bins, dtype=input.dtype, device=input.device).scatter_add(0, index, counts)
+    if lo != hi:
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ShapeError(f"histc: range of [{lo:g}, {hi:g}] is not finite")
+        if lo > hi:
+            raise ShapeError(f"histc: max must be larger than min, got min {min} and max {max}")
+    return apply(Histc(int(bins), lo, hi), input)
+
+
+def _search_operands(seq: Tensor, values, name: str) -> tuple[Tensor, Tensor]:
+    """``(seq, values)`` with one dtype (PyTorch's promotion; a Python number takes the
+    sequence's kind as a weak scalar) and the shapes checked."""
+    if not isinstance(seq, Tensor):
+        raise DTypeError(f"{name}: boundaries must be a Tensor, got {type(seq).__name__}")
+    scalar = not isinstance(values, Tensor)
+    if scalar:
+        if not isinstance(values, (bool, int, float, np.generic)):
+            raise DTypeError(
+                f"{name}: values must be a Tensor or a number, got {type(values).__name__}"
+            )
+        if seq.ndim != 1:
+            raise ShapeError(
+                f"{name}: input value can be a scalar only when boundaries tensor dimension is "
+                f"1, but got boundaries tensor of shape {tuple(seq.shape)}"
+            )
+        # a weak scalar, as in PyTorch: a float against floats takes their dtype; against
+        # integers the default float dtype; an int or bool compares exactly (int64)
+        dt = seq.dtype if seq.dtype.is_floating_point else _dt.result_type(values)
+        values = C.tensor(values, dtype=dt, device=seq.device)
+    check_searchsorted(name, tuple(seq.shape), tuple(values.shape))
+    if values.dtype is not seq.dtype:
+        common = _dt.promote_types(seq.dtype, values.dtype)
+        seq, values = seq.to(common), values.to(common)
+    return seq, values
 
 
 def searchsorted(
@@ -221,54 +256,55 @@ def searchsorted(
     side: str | None = None,
     sorter: Tensor | None = None,
 ) -> Tensor:
-    """Where ``values`` would be inserted into the sorted last dim of ``sorted_sequence``.
+    """Where ``values`` would be inserted into the sorted last dim of ``sorted_sequence``
+    (1-D, or with the values' leading dims); ``right`` / ``side='right'`` puts equal values
+    after their matches; ``sorter`` (int64) sorts an unsorted sequence. An op
+    (``ember.ops.searching.SearchSorted``): the result has the values' shape, so it compiles.
 
     >>> import ember
     >>> ember.searchsorted(ember.tensor([1, 3, 5]), ember.tensor([0, 3, 6]))
     tensor([0, 1, 3])
+    >>> ember.searchsorted(ember.tensor([[1, 3], [2, 4]]), ember.tensor([[3], [3]]), right=True)
+    tensor([[2],
+            [1]])
     """
     if side is not None:
         if side not in ("left", "right"):
-            raise ShapeError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+            raise ShapeError(f"searchsorted: side can only be 'left' or 'right' but got {side!r}")
         if right and side == "left":
-            raise ShapeError("searchsorted: side='left' and right=True contradict each other")
+            raise ShapeError(
+                "searchsorted: side and right can't be set to opposites, got side of left while "
+                "right was True"
+            )
         right = side == "right"
-    scalar = not isinstance(values, Tensor)
-    if scalar:
-        values = C.tensor(values, device=sorted_sequence.device)
     seq = sorted_sequence
     if sorter is not None:
+        if not isinstance(sorter, Tensor) or sorter.dtype is not _dt.int64:
+            got = sorter.dtype if isinstance(sorter, Tensor) else type(sorter).__name__
+            raise DTypeError(f"searchsorted: sorter must be a tensor of long dtype but got {got}")
+        if tuple(sorter.shape) != tuple(seq.shape):
+            raise ShapeError(
+                f"searchsorted: boundary and sorter must have the same size, but got boundary "
+                f"tensor {tuple(seq.shape)} and sorter tensor {tuple(sorter.shape)}"
+            )
         seq = seq.gather(-1, sorter)
-    if seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1]):
-        raise ShapeError(
-            f"searchsorted: the leading dims of sorted_sequence {tuple(seq.shape)} and values "
-            f"{tuple(values.shape)} must match"
-        )
-    xp = _backend.xp_of(seq._data)
-    side_name = "right" if right else "left"
-    s, v = seq.detach()._data, values.detach()._data
-    if seq.ndim <= 1:
-        out = xp.searchsorted(s.reshape(-1), v, side=side_name)
-    else:
-        rows_s = s.reshape(-1, s.shape[-1])
-        rows_v = v.reshape(-1, v.shape[-1])
-        out = xp.stack(
-            [xp.searchsorted(rs, rv, side=side_name) for rs, rv in zip(rows_s, rows_v)]
-        ).reshape(v.shape)
-    result = Tensor._make(out.astype(np.int32 if out_int32 else np.int64))
-    return result.reshape(()) if scalar else result
+    seq, values = _search_operands(seq, values, "searchsorted")
+    return apply(SearchSorted(bool(right), bool(out_int32)), seq.detach(), values.detach())
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False):
-    """The bucket of each element given 1-D sorted ``boundaries`` (``searchsorted``'s index).
+    """The bucket of each element given 1-D sorted ``boundaries``: ``searchsorted``'s index
+    (``right=False``: ``boundaries[i-1] < x <= boundaries[i]``). ``input`` may be a number.
 
     >>> import ember
     >>> ember.bucketize(ember.tensor([1, 5, 9]), ember.tensor([2, 5, 8]))
     tensor([0, 1, 3])
     """
-    if boundaries.ndim != 1:
-        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {tuple(boundaries.shape)}")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    if not isinstance(boundaries, Tensor) or boundaries.ndim != 1:
+        got = tuple(boundaries.shape) if isinstance(boundaries, Tensor) else type(boundaries)
+        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {got}")
+    seq, values = _search_operands(boundaries, input, "bucketize")
+    return apply(SearchSorted(bool(right), bool(out_int32)), seq.detach(), values.detach())
 
 
 # -- index-driven gathers and copies -----------------------------------------------------

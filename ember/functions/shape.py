@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
+from .. import _caches
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberIndexError, ShapeError
 from .._shape import wrap_dim
@@ -73,6 +74,7 @@ def infer_shape(shape: tuple, numel: int, op: str, src: tuple) -> tuple:
 
 
 _RESHAPE_OPS: dict = {}
+_caches.register("reshape ops", _RESHAPE_OPS.clear, _RESHAPE_OPS.__len__)
 
 
 def _reshape_op(shape: tuple) -> M.Reshape:

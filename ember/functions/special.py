@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from ..ops.base import apply
 from ..ops.special import I0
 from . import creation as C
+from .dropout import dropout as _dropout
 from .inplace import apply_inplace, inplace_method
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -813,8 +814,6 @@ def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
     >>> ember.dropout(ember.ones(3), 0.5, train=False)
     tensor([1., 1., 1.])
     """
-    from ..nn.functional import dropout as _dropout
-
     return _dropout(input, p, train)
 
 

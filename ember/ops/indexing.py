@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import _caches
 from .. import dtypes as _dt
 from .._errors import EmberIndexError, ShapeError
 from .._shape import broadcast_shapes
@@ -133,6 +134,7 @@ class BasicIndexGrad(Op):
 
 
 _BASIC_OPS: dict = {}
+_caches.register("indexing ops", _BASIC_OPS.clear, _BASIC_OPS.__len__)
 
 
 def _plain(key) -> bool:

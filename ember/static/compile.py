@@ -23,8 +23,10 @@ Rules of tracing:
   raises ``TraceError`` pointing at the line: use ``ember.where`` or a Python argument.
 - Results are tensors without autograd history: compile the whole training step (forward,
   ``backward()``, ``step()``), not just the forward, to train.
-- Random numbers drawn while tracing (dropout in training mode) are fixed in the graph: each
-  run reuses them. Views taken before an in-place write see the old value until the run ends.
+- Random numbers (dropout, ``ember.rand`` / ``randn`` / ``randint``, ``normal_``...) are ops
+  with side effects, drawn when the graph runs: each run draws fresh numbers, and after the
+  same ``manual_seed`` a run gives the numbers eager code would. Views taken before an
+  in-place write see the old value until the run ends.
 
 >>> import ember
 >>> @ember.compile

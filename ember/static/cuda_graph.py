@@ -27,14 +27,15 @@ whole step with one ``graph.launch()``. As in PyTorch's CUDA graphs (and ``torch
   every step and a scheduler changes ``lr``. Optimizer updates (``Adam``, ``AdamW``, ``SGD``)
   are therefore captured as kernels reading their hyperparameters from a small device buffer;
   before each launch the host computes them (and advances ``state['step']``) and copies them
-  in from pinned memory on the same stream. Other ops with host effects cannot be replayed:
-  random draws (dropout: ember draws masks on the host), optimizers other than those three, an
-  op that needs a value back on the host (``.item()``) or the cuRAND/cuSOLVER libraries. Such
-  a step runs without a graph, with one warning saying why.
-- **Libraries.** CuPy refuses cuBLAS calls during capture, so ``cupy.matmul`` is swapped for a
-  direct ``cublasGemmEx`` call (``ember.static._cublas``) while capturing; host-to-device
-  constants made inside ops (``xp.asarray(0.5)``) are copied once, outside the capture, into
-  buffers the graph keeps.
+  in from pinned memory on the same stream. Other ops with side effects cannot be replayed:
+  random draws (dropout masks, ``rand``/``randn``: CuPy's generator cannot be captured),
+  optimizers other than those three, an op that needs a value back on the host (``.item()``) or
+  the cuRAND/cuSOLVER libraries. Such a step runs without a graph, with one warning saying why.
+- **Libraries.** CuPy refuses cuBLAS calls during capture, so ``xp.matmul`` is a direct
+  ``cublasGemmEx`` call (``ember.static._cublas``) while capturing; host-to-device constants
+  made inside ops (``xp.asarray(0.5)``) are copied once, outside the capture, into buffers the
+  graph keeps. Both replacements hold on the capturing thread only (other threads, such as a
+  DataLoader's workers, keep CuPy's functions; ``ember.backend.arrays.capture_overrides``).
 
 Select with ``ember.compile(fn, mode=...)`` (``'default'``: graphs, outputs copied;
 ``'reduce-overhead'`` / ``'max-autotune'``: graphs, static outputs;
@@ -54,6 +55,8 @@ import warnings
 
 import numpy as np
 
+from .. import _caches
+from ..backend import arrays as _arrays
 from ..backend import cuda as _cuda
 from ..backend.kernels import fused as _fused
 from ._cublas import CaptureUnsupported
@@ -104,9 +107,12 @@ def unsupported(graph) -> str | None:
                 )
             continue
         name = getattr(op, "name", None) or type(op).__name__
-        if type(op).__name__ == "DropoutMask":
-            return f"{name} draws random numbers on the host (dropout in training mode)"
-        return f"{name} has effects outside the GPU"
+        if type(op).__name__ in ("DropoutMask", "Random"):
+            return (
+                f"{name} draws random numbers, and CuPy's generator cannot be captured "
+                "(dropout in training mode, rand/randn in the step)"
+            )
+        return f"{name} has effects a CUDA graph cannot replay"
     return None
 
 
@@ -302,6 +308,7 @@ def capturable_source(kind: str, variant: tuple, acc) -> tuple[str, str, str]:
 
 
 _KERNELS: dict = {}
+_caches.register("CUDA-graph update kernels", _KERNELS.clear, _KERNELS.__len__)
 
 
 def _kernel(cp, kind: str, variant: tuple, acc):
@@ -332,14 +339,15 @@ def _capture(cp, stream, body):
 
 @contextlib.contextmanager
 def _capture_patches(cp, keep: list):
-    """While capturing: ``cupy.matmul`` through cuBLAS directly, and host data turned into
-    device arrays outside the capture (kept alive in ``keep`` for the graph's lifetime)."""
+    """While this thread captures: ``xp.matmul`` through cuBLAS directly, and host data turned
+    into device arrays outside the capture (kept alive in ``keep`` for the graph's lifetime).
+    The replacements are this thread's only (``arrays.capture_overrides``): other threads,
+    a DataLoader's workers among them, keep CuPy's functions."""
     if not _fused(cp):  # a stand-in CuPy (tests): nothing to work around
         yield
         return
     from . import _cublas
 
-    orig = {name: getattr(cp, name) for name in ("matmul", "asarray", "array")}
     side = cp.cuda.Stream(non_blocking=True)
 
     def matmul(a, b, out=None, **kwargs):
@@ -348,7 +356,7 @@ def _capture_patches(cp, keep: list):
         return _cublas.matmul(cp, a, b, out=out)
 
     def host_to_device(name):
-        fn = orig[name]
+        fn = _arrays.ordinary(getattr(cp, name))
 
         def convert(obj, *args, **kwargs):
             if isinstance(obj, cp.ndarray):
@@ -361,14 +369,10 @@ def _capture_patches(cp, keep: list):
 
         return convert
 
-    cp.matmul = matmul
-    cp.asarray = host_to_device("asarray")
-    cp.array = host_to_device("array")
-    try:
+    overrides = {"matmul": matmul, "asarray": host_to_device("asarray")}
+    overrides["array"] = host_to_device("array")
+    with _arrays.capture_overrides(overrides):
         yield
-    finally:
-        for name, fn in orig.items():
-            setattr(cp, name, fn)
 
 
 class Runner:

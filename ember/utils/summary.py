@@ -111,7 +111,7 @@ def summary(
     if device is None and first is not None:
         device = first.device
 
-    from .. import zeros
+    from ..functions.creation import zeros
 
     names = {id(m): n for n, m in model.named_modules()}
     result = ModelSummary(input_shape=shape)

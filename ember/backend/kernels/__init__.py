@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _caches
+
 _cache: dict = {}
 
 
@@ -86,6 +88,8 @@ def clear() -> None:
     """
     _cache.clear()
 
+
+_caches.register("CUDA kernels", clear, _cache.__len__)
 
 __all__ = ["fused", "served", "acc_ctype", "acc_dtype", "storage_kind", "cached", "raw_view"]
 

@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 
+from ... import _caches
 from .. import cudnn as _flags
 from . import fused
 
@@ -193,5 +194,7 @@ def clear() -> None:
     _handles.clear()
     _warned.clear()
 
+
+_caches.register("cuDNN plans and handles", clear, lambda: len(_graphs) + len(_handles))
 
 __all__ = ["fprop", "dgrad", "wgrad", "clear"]

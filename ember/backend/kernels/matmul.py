@@ -6,7 +6,9 @@ policy applied, and 16-bit products kept on tensor cores.
   (its first default comes from the ``CUPY_TF32`` environment variable). ember sets it from
   ``ember.backends.cuda.matmul.allow_tf32`` / ``set_float32_matmul_precision`` before a float32
   product whenever that setting changed (one integer comparison otherwise), so PyTorch's default
-  (no TF32 for matmul) holds whatever ``CUPY_TF32`` says.
+  (no TF32 for matmul) holds whatever ``CUPY_TF32`` says. A CuPy without that setter keeps the
+  choice ``CUPY_TF32`` made when it started: ember warns once that its own setting cannot apply,
+  and leaves the process environment alone.
 - float16 / bfloat16: CuPy's 2-D product calls ``cublasGemmEx`` with 16-bit inputs and outputs
   and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). An N-D @ 2-D product (a
   Linear layer on a sequence) is folded into one 2-D GEMM here, which keeps 16-bit products on
@@ -23,11 +25,11 @@ True
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
 
+from ... import _caches
 from .. import cuda as _flags
 from . import fused
 
@@ -36,6 +38,7 @@ _COMPUTE_TYPE_TF32 = 7
 
 _applied: list = [None]  # the _flags.state["version"] last applied to CuPy
 _setter: list = []  # [set_compute_type function or None]
+_warned: set = set()  # {"no setter"} once that warning was given
 
 
 def state_applied():
@@ -67,12 +70,14 @@ def apply_precision(xp) -> None:
         _setter.append(_find_setter(xp))
     found = _setter[0]
     tf32 = _flags.matmul_allows_tf32()
-    if found is None:  # no setter in this CuPy: the env var works until its first GEMM
-        os.environ["CUPY_TF32"] = "1" if tf32 else "0"
-        if hasattr(xp, "ElementwiseKernel"):
+    if found is None:  # no setter in this CuPy: its start-up CUPY_TF32 choice stays
+        if hasattr(xp, "ElementwiseKernel") and "no setter" not in _warned:
+            _warned.add("no setter")
             warnings.warn(
-                "ember: this CuPy has no set_compute_type; TF32 follows CUPY_TF32 as it was when "
-                "CuPy first multiplied float32 matrices",
+                "ember: this CuPy has no set_compute_type, so ember.backends.cuda.matmul."
+                "allow_tf32 and set_float32_matmul_precision do not reach its float32 GEMMs; "
+                "they follow the CUPY_TF32 environment variable CuPy started with (set it before "
+                "starting Python to choose)",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -96,5 +101,13 @@ def matmul(xp, a, b):
         out = xp.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # MatMul's dtype is a's
 
+
+def _forget() -> None:
+    """Look CuPy's setter up again, and give it the TF32 choice again on the next product."""
+    _setter.clear()
+    _applied[0] = None
+
+
+_caches.register("CuPy's TF32 setter", _forget, _setter.__len__)
 
 __all__ = ["matmul", "apply_precision"]

@@ -4,6 +4,9 @@ ember records history on every op whose input requires grad, so a tape needs lit
 own: while a tape records, trainable Variables require grad (they are "watched
 automatically") and so do the tensors given to ``watch``; when the last recording tape's block
 ends they stop requiring grad, so code outside tapes records nothing, as in TensorFlow.
+Which tapes record is each thread's own (a thread-local stack, like ember's modes): a
+Variable requires grad for the threads whose tapes record, not for the others, and a tape's
+``gradient`` nests only over the tapes of its own thread.
 ``gradient(target, sources)`` calls ``ember.autograd.grad``; with a non-persistent tape it then
 detaches the target, so ``loss.numpy()`` works afterwards. A tape computes one set of
 gradients unless ``persistent=True``; ``gradient`` called while another tape (or this
@@ -25,13 +28,33 @@ with nested tapes. Inside ``tf.function`` the same code traces into the graph.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import ember
 from ember._config import set_grad_enabled
 from ember._errors import EmberError
 from ember._tensor import Tensor
 
-_recording: list = []  # tapes whose ``with`` block is open, innermost last
+
+class _TapeState(threading.local):
+    def __init__(self) -> None:
+        self.recording: list = []  # this thread's tapes with an open block, innermost last
+
+
+_state = _TapeState()
+
+# The tapes with an open block, every thread's. ``watch`` switches a tensor's own requires_grad
+# flag, which all threads share, so a tape that ends leaves it on while another open tape, of
+# any thread, watches the same tensor.
+_open: dict = {}  # id(tape) -> tape
+_open_lock = threading.Lock()
+
+
+def _watched_elsewhere(t, tape) -> bool:
+    """Whether an open tape other than ``tape`` (of any thread) watches ``t``."""
+    with _open_lock:
+        others = [o for o in _open.values() if o is not tape]
+    return any(t is w for o in others for w in o._watched)
 
 
 def _flatten(x, out: list):
@@ -86,27 +109,25 @@ class GradientTape:
         self._grad_mode = None
 
     def __enter__(self) -> GradientTape:
-        from .variables import _set_recording
-
         self._grad_mode = set_grad_enabled(True)
         self._grad_mode.__enter__()
-        if not _recording:
-            _set_recording(True)
-        _recording.append(self)
+        _state.recording.append(self)
+        with _open_lock:
+            _open[id(self)] = self
         for t in self._watched:
             t._requires_grad = True
         return self
 
     def __exit__(self, *exc) -> bool:
-        from .variables import _set_recording
-
-        if self in _recording:
-            _recording.remove(self)
+        recording = _state.recording
+        if self in recording:
+            recording.remove(self)
+        if self not in recording:
+            with _open_lock:
+                _open.pop(id(self), None)
         for t in self._watched:
-            if not any(t is w for tape in _recording for w in tape._watched):
+            if not _watched_elsewhere(t, None):
                 t._requires_grad = False
-        if not _recording:
-            _set_recording(False)
         if self._grad_mode is not None:
             self._grad_mode.__exit__(*exc)
             self._grad_mode = None
@@ -142,7 +163,7 @@ class GradientTape:
 
     def _release(self) -> None:
         for t in self._watched:
-            if not any(t is w for tape in _recording for w in tape._watched if tape is not self):
+            if not _watched_elsewhere(t, self):
                 t._requires_grad = False
         self._watched.clear()
 
@@ -189,21 +210,24 @@ class GradientTape:
                 outs.append(t)
                 grads_out.append(gouts[i] if gouts is not None else ember.ones_like(t))
         # Sources that were watched (or are trainable Variables) require grad again for the
-        # call: the tape's block may have ended.
+        # call: the tape's block may have ended. Trainable Variables do while this thread
+        # records, so the call records with this tape on this thread's stack.
+        recording = _state.recording
         wanted, switched = [], []
         for s in srcs:
             if s._requires_grad:
                 wanted.append(s)
-            elif s._node is None and (
-                _is_trainable_variable(s) or any(s is w for w in self._watched)
-            ):
+            elif s._node is None and _is_trainable_variable(s):
+                wanted.append(s)
+            elif s._node is None and any(s is w for w in self._watched):
                 s._requires_grad = True
                 switched.append(s)
                 wanted.append(s)
         found: dict = {}
-        create = bool(self.persistent and self in _recording) or any(
-            tape is not self for tape in _recording
+        create = bool(self.persistent and self in recording) or any(
+            tape is not self for tape in recording
         )
+        recording.append(self)
         try:
             if outs and wanted:
                 res = ember.autograd.grad(
@@ -216,6 +240,7 @@ class GradientTape:
                 )
                 found = {id(s): g for s, g in zip(wanted, res)}
         finally:
+            recording.pop()
             for s in switched:
                 s._requires_grad = False
         if not self.persistent and not create:

@@ -23,8 +23,6 @@ array([4., 6.], dtype=float32)
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 import ember
@@ -33,19 +31,14 @@ from ember._tensor import Tensor, _init
 from ember.nn.parameter import Parameter
 
 from . import ops as _ops
+from .tape import _state as _tape_state
 
-# Every trainable floating eager Variable: GradientTape switches their requires_grad on while
-# it records.
-_TRAINABLE = weakref.WeakValueDictionary()  # id -> Variable (tensors' == is elementwise)
-
-
-def _set_recording(on: bool) -> None:
-    for v in list(_TRAINABLE.values()):
-        v._requires_grad = on
+_SLOT = Tensor._requires_grad  # the flag a Variable's ``_requires_grad`` property stands before
 
 
 def _is_trainable(t) -> bool:
-    return _TRAINABLE.get(id(t)) is t
+    """Whether ``t`` is a trainable floating eager Variable (watched by tapes automatically)."""
+    return isinstance(t, Variable) and t._auto_watch
 
 
 class Variable(Parameter):
@@ -60,7 +53,7 @@ class Variable(Parameter):
     ('w:0', True, ember.Size([2, 1]), ember.float32)
     """
 
-    __slots__ = ("_tf_name", "_trainable")
+    __slots__ = ("_tf_name", "_trainable", "_auto_watch")
 
     def __new__(
         cls,
@@ -96,19 +89,26 @@ class Variable(Parameter):
             if isinstance(initial_value, np.ndarray) and np.shares_memory(t.numpy(), initial_value):
                 t = t.clone()
         v = object.__new__(cls)
+        v._auto_watch = False
         _init(v, t._data, False)
         v._version = t._version
         v._tf_name = name or "Variable"
         v._trainable = trainable
-        if trainable and t.dtype.is_floating_point:
-            from .tape import _recording
-
-            _TRAINABLE[id(v)] = v
-            v._requires_grad = bool(_recording)
+        v._auto_watch = bool(trainable and t.dtype.is_floating_point)
         return v
 
     def __init__(self, *args, **kwargs) -> None:
         pass  # everything happens in __new__
+
+    @property
+    def _requires_grad(self) -> bool:
+        """A trainable floating Variable requires grad while a tape records on the calling
+        thread (TensorFlow's automatic watching); any Variable also when its own flag is set."""
+        return _SLOT.__get__(self) or (self._auto_watch and bool(_tape_state.recording))
+
+    @_requires_grad.setter
+    def _requires_grad(self, value: bool) -> None:
+        _SLOT.__set__(self, value)
 
     # -- TensorFlow's surface -----------------------------------------------------------------
     @property

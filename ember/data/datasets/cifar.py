@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import _caches
 from ._common import (
     DatasetError,
     DatasetInfo,
@@ -38,6 +39,7 @@ __all__ = ["CIFAR10", "find_cifar_folder"]
 RECORD = 1 + 3 * 32 * 32
 _STANDARD_BATCH_BYTES = 10000 * RECORD
 _STATS_CACHE: dict = {}
+_caches.register("CIFAR-10 statistics", _STATS_CACHE.clear, _STATS_CACHE.__len__)
 _BATCH = re.compile(r"data_batch_(\d+)\.bin")
 
 

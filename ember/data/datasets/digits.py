@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import _caches
 from ._common import DatasetError, DatasetInfo, VisionDataset, no_download, stratified_split
 
 __all__ = ["Digits"]
 
 BUNDLED = Path(__file__).resolve().parent / "_bundled" / "digits.npz"
 _CACHE: dict = {}  # file signature -> (images, labels, train indices, test indices, stats)
+_caches.register("decoded digits", _CACHE.clear, _CACHE.__len__)
 
 
 def _load(path: Path):

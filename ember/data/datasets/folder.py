@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import _caches
 from ._common import (
     DatasetError,
     DatasetInfo,
@@ -44,6 +45,7 @@ IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tif
 #: mean, std and image size.
 STATS_SAMPLE = 500
 _STATS_CACHE: dict = {}
+_caches.register("image-folder statistics", _STATS_CACHE.clear, _STATS_CACHE.__len__)
 
 
 def pil_loader(path: str | Path) -> np.ndarray:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import _caches
 from ._common import (
     DatasetError,
     DatasetInfo,
@@ -43,6 +44,7 @@ __all__ = ["MNIST", "FashionMNIST", "read_idx"]
 
 _IDX_TYPES = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _STATS_CACHE: dict = {}
+_caches.register("MNIST statistics", _STATS_CACHE.clear, _STATS_CACHE.__len__)
 
 
 def _read(path: Path, nbytes: int | None = None) -> bytes:

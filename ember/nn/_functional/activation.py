@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import math
 
-import ember
-
 from ..._errors import EmberError
 from ..._tensor import Tensor
+from ...functions._promote import to_float
+from ...functions.creation import tensor
+from ...functions.elementwise import where
+from ...functions.math import erf, exp, expm1, log1p
+from ...functions.math import relu as _relu
+from ...functions.math import sigmoid as _sigmoid
+from ...functions.math import tanh as _tanh
 from ...ops.base import apply
 from ...ops.softmax import LogSoftmax, Softmax
 
@@ -30,7 +35,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.relu(ember.tensor([-1.0, 1.0]))
     tensor([0., 1.])
     """
-    return input.relu_() if inplace else ember.relu(input)
+    return input.relu_() if inplace else _relu(input)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -65,7 +70,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> F.leaky_relu(ember.tensor([-2.0]), 0.5)
     tensor([-1.])
     """
-    out = ember.where(input > 0, input, input * negative_slope)
+    out = where(input > 0, input, input * negative_slope)
     return _inplace(input, out, inplace)
 
 
@@ -77,7 +82,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.elu(ember.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
-    out = ember.where(input > 0, input, ember.expm1(input.clamp(max=0)) * alpha)
+    out = where(input > 0, input, expm1(input.clamp(max=0)) * alpha)
     return _inplace(input, out, inplace)
 
 
@@ -101,7 +106,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.celu(ember.tensor([-1.0, 1.0]), 2.0)
     tensor([-0.7869,  1.0000])
     """
-    out = ember.where(input > 0, input, ember.expm1(input.clamp(max=0) / alpha) * alpha)
+    out = where(input > 0, input, expm1(input.clamp(max=0) / alpha) * alpha)
     return _inplace(input, out, inplace)
 
 
@@ -115,10 +120,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate == "tanh":
         inner = (input + input.pow(3) * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (ember.tanh(inner) + 1.0)
+        return input * 0.5 * (_tanh(inner) + 1.0)
     if approximate != "none":
         raise EmberError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return input * 0.5 * (ember.erf(input * (1.0 / math.sqrt(2.0))) + 1.0)
+    return input * 0.5 * (erf(input * (1.0 / math.sqrt(2.0))) + 1.0)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -129,7 +134,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.silu(ember.tensor([0.0]))
     tensor([0.])
     """
-    return _inplace(input, input * ember.sigmoid(input), inplace)
+    return _inplace(input, input * _sigmoid(input), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -140,7 +145,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.mish(ember.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return _inplace(input, input * ember.tanh(softplus(input)), inplace)
+    return _inplace(input, input * _tanh(softplus(input)), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -151,7 +156,7 @@ def sigmoid(input: Tensor) -> Tensor:
     >>> F.sigmoid(ember.tensor([0.0]))
     tensor([0.5000])
     """
-    return ember.sigmoid(input)
+    return _sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -162,7 +167,7 @@ def tanh(input: Tensor) -> Tensor:
     >>> F.tanh(ember.tensor([0.0]))
     tensor([0.])
     """
-    return ember.tanh(input)
+    return _tanh(input)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -173,7 +178,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     >>> F.logsigmoid(ember.tensor([0.0]))
     tensor([-0.6931])
     """
-    return input.clamp(max=0) - ember.log1p(ember.exp(-input.abs()))
+    return input.clamp(max=0) - log1p(exp(-input.abs()))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -185,8 +190,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     tensor([ 0.6931, 30.0000])
     """
     bx = input * beta
-    soft = ember.log1p(ember.exp(bx.clamp(max=threshold))) / beta
-    return ember.where(bx > threshold, input, soft)
+    soft = log1p(exp(bx.clamp(max=threshold))) / beta
+    return where(bx > threshold, input, soft)
 
 
 def _dim(dim, input: Tensor, op: str) -> int:
@@ -207,7 +212,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """
     if dtype is not None:
         input = input.to(dtype)
-    return apply(Softmax(_dim(dim, input, "softmax")), ember.functions._promote.to_float(input))
+    return apply(Softmax(_dim(dim, input, "softmax")), to_float(input))
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -220,9 +225,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     """
     if dtype is not None:
         input = input.to(dtype)
-    return apply(
-        LogSoftmax(_dim(dim, input, "log_softmax")), ember.functions._promote.to_float(input)
-    )
+    return apply(LogSoftmax(_dim(dim, input, "log_softmax")), to_float(input))
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -245,7 +248,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     tensor([1.])
     """
     a, b = input.chunk(2, dim)
-    return a * ember.sigmoid(b)
+    return a * _sigmoid(b)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -289,7 +292,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
     elif input.ndim:
         weight = weight.reshape(())
-    return ember.where(input > 0, input, input * weight)
+    return where(input > 0, input, input * weight)
 
 
 def rrelu(
@@ -311,8 +314,8 @@ def rrelu(
     from ... import random as _random
 
     slopes = _random.rng().uniform(lower, upper, tuple(input.shape)).astype(input._data.dtype)
-    slope = ember.tensor(slopes, device=input.device)
-    return _inplace(input, ember.where(input >= 0, input, input * slope), inplace)
+    slope = tensor(slopes, device=input.device)
+    return _inplace(input, where(input >= 0, input, input * slope), inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -334,7 +337,7 @@ def tanhshrink(input: Tensor) -> Tensor:
     >>> F.tanhshrink(ember.tensor([0.0]))
     tensor([0.])
     """
-    return input - ember.tanh(input)
+    return input - _tanh(input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -345,7 +348,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     >>> F.hardshrink(ember.tensor([0.3, -0.7]))
     tensor([ 0.0000, -0.7000])
     """
-    return ember.where((input > lambd) | (input < -lambd), input, 0.0)
+    return where((input > lambd) | (input < -lambd), input, 0.0)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -356,9 +359,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     >>> F.softshrink(ember.tensor([0.3, -0.7]))
     tensor([ 0.0000, -0.2000])
     """
-    return ember.where(
-        input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, 0.0)
-    )
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -369,4 +370,4 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> F.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
-    return _inplace(input, ember.where(input > threshold, input, value), inplace)
+    return _inplace(input, where(input > threshold, input, value), inplace)

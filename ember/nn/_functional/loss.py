@@ -19,13 +19,13 @@ import warnings
 
 import numpy as np
 
-import ember
-
 from ... import dtypes as _dt
 from ..._config import graph_tracer
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._shape import broadcast_shapes
 from ..._tensor import Tensor
+from ...functions.elementwise import where
+from ...functions.math import exp, log, log1p
 from ...ops.base import apply
 from ...ops.loss import BinaryCrossEntropy
 from ...ops.softmax import LogSoftmax
@@ -204,7 +204,7 @@ def smooth_l1_loss(
     z = (input - target).abs()
     if beta == 0:
         return _reduce(z, reduction)
-    return _reduce(ember.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+    return _reduce(where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
 def huber_loss(
@@ -229,7 +229,7 @@ def huber_loss(
             f"huber_loss does not support non-positive values for delta (got delta={delta})"
         )
     z = (input - target).abs()
-    loss = ember.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
+    loss = where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
     if weight is not None:
         _check_elementwise_weight(weight, input, "huber_loss")
         loss = loss * weight
@@ -328,14 +328,14 @@ def _nll(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
     c = logp.shape[1]
     if _scan_targets(target, c, ignore_index, op):
         valid = target != ignore_index
-        safe = ember.where(valid, target, 0)
+        safe = where(valid, target, 0)
         picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
         if weight is None:
             w = valid.to(logp.dtype)
-            loss = ember.where(valid, -picked, 0.0)
+            loss = where(valid, -picked, 0.0)
         else:
-            w = ember.where(valid, weight[safe], 0.0)
-            loss = ember.where(valid, -picked * w, 0.0)
+            w = where(valid, weight[safe], 0.0)
+            loss = where(valid, -picked * w, 0.0)
         return loss, w, valid
     loss = -logp.gather(1, target.unsqueeze(1)).squeeze(1)
     if weight is None:
@@ -440,7 +440,7 @@ def cross_entropy(
         else:
             smooth = -(logp * weight.reshape((c,) + (1,) * (input.ndim - 2))).sum(1)
         if valid is not None:
-            smooth = ember.where(valid, smooth, 0.0)
+            smooth = where(valid, smooth, 0.0)
         if reduction == "mean":
             smooth = smooth.sum() / w.sum() if w is not None else smooth.mean()
         else:
@@ -520,7 +520,7 @@ def _log_sigmoid(x: Tensor) -> Tensor:
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for any |x|. Written with
     ``where`` rather than ``abs`` / ``minimum`` so the gradient at 0 is PyTorch's 1/2."""
     pos = x >= 0
-    return ember.where(pos, 0.0, x) - ember.log1p(ember.exp(ember.where(pos, -x, x)))
+    return where(pos, 0.0, x) - log1p(exp(where(pos, -x, x)))
 
 
 def binary_cross_entropy_with_logits(
@@ -593,10 +593,10 @@ def kl_div(
             f"{list(target.shape)} cannot be broadcast together"
         )
     if log_target:
-        loss = ember.exp(target) * (target - input)
+        loss = exp(target) * (target - input)
     else:  # xlogy(t, t) - t * input, with 0 log 0 = 0 (and NaN from negative targets, as PyTorch)
         nz = target != 0
-        loss = ember.where(nz, target * ember.log(ember.where(nz, target, 1.0)), 0.0)
+        loss = where(nz, target * log(where(nz, target, 1.0)), 0.0)
         loss = loss - target * input
     if reduction == "batchmean":
         total = loss.sum()

@@ -12,11 +12,15 @@ import math
 
 import numpy as np
 
-import ember
-
 from ... import random as _random
+from ..._config import no_grad
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
+from ...dtypes import bool_, int64
+from ...functions.creation import tensor as _new_tensor
+from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
+from ...functions.elementwise import where
+from ...functions.linalg import einsum
 from ...ops.base import apply
 from ...ops.random import DropoutMask
 
@@ -52,27 +56,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     >>> F.bilinear(ember.ones(1, 2), ember.ones(1, 3), ember.ones(4, 2, 3)).tolist()
     [[6.0, 6.0, 6.0, 6.0]]
     """
-    out = ember.einsum("...i,oij,...j->...o", input1, weight, input2)
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by 1/(1-p) (training only).
-
-    >>> import ember
-    >>> import ember.nn.functional as F
-    >>> F.dropout(ember.ones(3), 0.5, training=False)
-    tensor([1., 1., 1.])
-    """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        mask = ember.zeros_like(input)
-    else:  # a random op: a compiled graph draws a new mask on every run
-        mask = apply(DropoutMask(tuple(input.shape), float(p)), input)
-    return input.mul_(mask) if inplace else input * mask
 
 
 def alpha_dropout(
@@ -88,10 +73,10 @@ def alpha_dropout(
     if not training or p == 0:
         return input
     alpha = -1.7580993408473766
-    keep = ember.tensor(_random.rng().random(tuple(input.shape)) >= p, device=input.device)
+    keep = _new_tensor(_random.rng().random(tuple(input.shape)) >= p, device=input.device)
     a = ((1 - p) * (1 + p * alpha**2)) ** -0.5
     b = -a * alpha * p
-    return ember.where(keep, input, alpha) * a + b
+    return where(keep, input, alpha) * a + b
 
 
 def dropout2d(
@@ -140,16 +125,16 @@ def embedding(
                 f"{tuple(weight.shape)})"
             )
     if max_norm is not None:
-        with ember.no_grad():
+        with no_grad():
             rows = input.reshape(-1).unique() if hasattr(input, "unique") else input.reshape(-1)
             picked = weight[rows]
             norms = picked.norm(norm_type, dim=1, keepdim=True)
-            scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight[rows] = picked * scale
     out = weight[input]
     if padding_idx is not None:
         pad = (input == (padding_idx % n)).unsqueeze(-1)
-        out = ember.where(pad, out.detach(), out)
+        out = where(pad, out.detach(), out)
     return out
 
 
@@ -162,7 +147,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    if tensor.dtype is not ember.int64:
+    if tensor.dtype is not int64:
         raise EmberError(f"one_hot: expected an int64 (long) tensor, got {tensor.dtype}")
     arr = tensor.detach().cpu().numpy()
     if num_classes < 0:
@@ -172,7 +157,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             f"one_hot: class values must be in [0, {num_classes}), got {arr.min()}..{arr.max()}"
         )
     out = (arr[..., None] == np.arange(num_classes)).astype(np.int64)
-    return ember.tensor(out, device=tensor.device)
+    return _new_tensor(out, device=tensor.device)
 
 
 def scaled_dot_product_attention(
@@ -204,10 +189,10 @@ def scaled_dot_product_attention(
     scores = query.matmul(key.transpose(-2, -1)) * s
     lq, lk = query.shape[-2], key.shape[-2]
     if is_causal:
-        causal = ember.tensor(np.tril(np.ones((lq, lk), dtype=bool)), device=query.device)
+        causal = _new_tensor(np.tril(np.ones((lq, lk), dtype=bool)), device=query.device)
         scores = scores.masked_fill(~causal, float("-inf"))
     if attn_mask is not None:
-        if attn_mask.dtype is ember.bool:
+        if attn_mask.dtype is bool_:
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask

@@ -23,6 +23,10 @@ import numpy as np
 
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...dtypes import bool_
+from ...functions.creation import tensor
+from ...functions.creation import zeros as _zeros
+from ...functions.shape import cat
 from .. import init
 from .._functional.misc import dropout as _dropout
 from .._functional.misc import linear
@@ -35,19 +39,12 @@ __all__ = ["MultiheadAttention"]  # multi_head_attention_forward belongs in nn.f
 _NAME = "MultiheadAttention"
 
 
-def _ember():
-    import ember
-
-    return ember
-
-
 def _canonical_mask(mask: Tensor | None, mask_name: str, dtype) -> Tensor | None:
     """A float additive mask: booleans become 0 / -inf (True = masked out)."""
     if mask is None:
         return None
-    ember = _ember()
-    if mask.dtype is ember.bool:
-        return ember.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
+    if mask.dtype is bool_:
+        return _zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
             mask, float("-inf")
         )
     if not mask.dtype.is_floating_point:
@@ -59,9 +56,8 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, dtype) -> Tensor | None
 
 def _pad_last(mask: Tensor) -> Tensor:
     """Append one zero (= attend) column to a float mask."""
-    ember = _ember()
-    zeros = ember.zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask.dtype, device=mask.device)
-    return ember.cat([mask, zeros], -1)
+    zeros = _zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask.dtype, device=mask.device)
+    return cat([mask, zeros], -1)
 
 
 def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
@@ -157,7 +153,6 @@ def multi_head_attention_forward(
     >>> out.shape, att.shape
     (ember.Size([3, 1, 4]), ember.Size([1, 3, 3]))
     """
-    ember = _ember()
     is_batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -185,7 +180,7 @@ def multi_head_attention_forward(
     if is_causal and key_padding_mask is None and not need_weights:
         # PyTorch drops the mask and lets SDPA build the causal one: do the same.
         causal = np.triu(np.ones((tgt_len, src_len), dtype=bool), 1)
-        attn_mask = ember.tensor(causal, device=query.device)
+        attn_mask = tensor(causal, device=query.device)
     attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
     if embed_dim != embed_dim_to_check:
         raise ShapeError(
@@ -277,8 +272,8 @@ def multi_head_attention_forward(
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise ShapeError(f"{_NAME}: bias cannot be added to static key or value.")
-        k = ember.cat([k, bias_k.expand(1, bsz, embed_dim)])
-        v = ember.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        k = cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = cat([v, bias_v.expand(1, bsz, embed_dim)])
         if attn_mask is not None:
             attn_mask = _pad_last(attn_mask)
         if key_padding_mask is not None:
@@ -307,9 +302,9 @@ def multi_head_attention_forward(
             )
         v = static_v
     if add_zero_attn:
-        zeros = ember.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
-        k = ember.cat([k, zeros], 1)
-        v = ember.cat([v, zeros.to(v.dtype)], 1)
+        zeros = _zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
+        k = cat([k, zeros], 1)
+        v = cat([v, zeros.to(v.dtype)], 1)
         if attn_mask is not None:
             attn_mask = _pad_last(attn_mask)
         if key_padding_mask is not None:

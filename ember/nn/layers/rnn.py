@@ -22,6 +22,12 @@ import warnings
 
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...functions.creation import arange
+from ...functions.elementwise import where
+from ...functions.math import relu
+from ...functions.math import sigmoid as _sigmoid
+from ...functions.math import tanh as _tanh
+from ...functions.shape import cat, stack
 from .. import init
 from .._functional.misc import dropout as _dropout
 from ..module import Module
@@ -32,12 +38,6 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 class RNNDTypeError(DTypeError, ValueError):
     """Input dtype differs from the weights' (PyTorch raises ValueError here)."""
-
-
-def _ember():
-    import ember
-
-    return ember
 
 
 def _empty(*shape, device=None, dtype=None) -> Tensor:
@@ -61,7 +61,7 @@ def _zeros(shape, like: Tensor) -> Tensor:
 
 def _step(keep, t, new, old):
     """The new state, or (packed input) the old one for sequences that ended before step t."""
-    return new if keep is None else _ember().where(keep[t], new, old)
+    return new if keep is None else where(keep[t], new, old)
 
 
 def _run_rnn(xs, h, w_hh_t, act, keep=None):
@@ -73,8 +73,7 @@ def _run_rnn(xs, h, w_hh_t, act, keep=None):
 
 
 def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
-    ember = _ember()
-    sigmoid, tanh = ember.sigmoid, ember.tanh
+    sigmoid, tanh = _sigmoid, _tanh
     hs = []
     for t, x in enumerate(xs):
         gates = x + h.mm(w_hh_t)
@@ -89,8 +88,7 @@ def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
 
 
 def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
-    ember = _ember()
-    sigmoid, tanh = ember.sigmoid, ember.tanh
+    sigmoid, tanh = _sigmoid, _tanh
     hs = []
     for t, x in enumerate(xs):
         gh = h.mm(w_hh_t)
@@ -354,20 +352,19 @@ class RNNBase(Module):
     def _run(self, input: Tensor, h0: Tensor | None, c0: Tensor | None, lengths=None):
         """``input`` is time-major (T, B, I); returns output (T, B, D*H_out), h_n and c_n.
         With ``lengths`` (a packed batch, padded) each sequence's state stops at its end."""
-        ember = _ember()
         mode = self.mode
         steps, batch = input.shape[0], input.shape[1]
         num_directions = 2 if self.bidirectional else 1
         hidden = self.hidden_size
         out_size = self.proj_size if self.proj_size > 0 else hidden
         params = self.__dict__
-        act = ember.tanh if mode == "RNN_TANH" else ember.relu
+        act = _tanh if mode == "RNN_TANH" else relu
         h_init = h0.unbind(0) if h0 is not None else None
         c_init = c0.unbind(0) if c0 is not None else None
         h_last, c_last = [], []
         keep = None
         if lengths is not None:
-            steps_t = ember.arange(steps, device=input.device).reshape(steps, 1, 1)
+            steps_t = arange(steps, device=input.device).reshape(steps, 1, 1)
             keep = list((steps_t < lengths.to(input.device).reshape(1, batch, 1)).unbind(0))
         layer_input = input
         for layer in range(self.num_layers):
@@ -409,12 +406,12 @@ class RNNBase(Module):
                 h_last.append(h)
                 if direction:
                     hs = hs[::-1]
-                outputs.append(ember.stack(hs, 0) if hs else _zeros((0, batch, out_size), input))
-            layer_input = outputs[0] if num_directions == 1 else ember.cat(outputs, 2)
+                outputs.append(stack(hs, 0) if hs else _zeros((0, batch, out_size), input))
+            layer_input = outputs[0] if num_directions == 1 else cat(outputs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = _dropout(layer_input, self.dropout, True)
-        h_n = ember.stack(h_last, 0)
-        c_n = ember.stack(c_last, 0) if c_last else None
+        h_n = stack(h_last, 0)
+        c_n = stack(c_last, 0) if c_last else None
         return layer_input, h_n, c_n
 
     def _forward(self, input, hx, is_lstm: bool):
@@ -715,10 +712,9 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        ember = _ember()
         x, (h,), is_batched = self._prepare(input, (hx,), ("hidden",))
         pre, _ = self._gates(x, h)
-        h = ember.tanh(pre) if self.nonlinearity == "tanh" else ember.relu(pre)
+        h = _tanh(pre) if self.nonlinearity == "tanh" else relu(pre)
         return h if is_batched else h.squeeze(0)
 
 
@@ -740,7 +736,6 @@ class LSTMCell(RNNCellBase):
     def forward(
         self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, Tensor]:
-        ember = _ember()
         if hx is None:
             hx = (None, None)
         elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
@@ -748,8 +743,8 @@ class LSTMCell(RNNCellBase):
         x, (h, c), is_batched = self._prepare(input, tuple(hx), ("hx[0]", "hx[1]"))
         gates, _ = self._gates(x, h)
         i, f, g, o = gates.split(self.hidden_size, 1)
-        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-        h = ember.sigmoid(o) * ember.tanh(c)
+        c = _sigmoid(f) * c + _sigmoid(i) * _tanh(g)
+        h = _sigmoid(o) * _tanh(c)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -768,13 +763,12 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        ember = _ember()
         x, (h,), is_batched = self._prepare(input, (hx,), ("hidden",))
         gi, gh = self._gates(x, h, fold_bias=False)
         x_r, x_z, x_n = gi.split(self.hidden_size, 1)
         h_r, h_z, h_n = gh.split(self.hidden_size, 1)
-        r = ember.sigmoid(x_r + h_r)
-        z = ember.sigmoid(x_z + h_z)
-        n = ember.tanh(x_n + r * h_n)
+        r = _sigmoid(x_r + h_r)
+        z = _sigmoid(x_z + h_z)
+        n = _tanh(x_n + r * h_n)
         h = n + z * (h - n)
         return h if is_batched else h.squeeze(0)

@@ -30,6 +30,8 @@ import numpy as np
 
 from ..._errors import DTypeError, EmberError, ShapeError
 from ..._tensor import Tensor
+from ...dtypes import bool_, get_default_dtype
+from ...functions.creation import tensor
 from .. import init
 from .._functional.activation import gelu, relu
 from ..containers import ModuleList
@@ -53,13 +55,11 @@ Activation = str | Callable[[Tensor], Tensor]
 
 def _square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """(sz, sz) causal mask: ``-inf`` above the diagonal (True for a bool dtype), 0 elsewhere."""
-    import ember
-
     above = np.triu(np.ones((sz, sz), dtype=bool), 1)
-    if dtype is ember.bool:
-        return ember.tensor(above, device=device)
+    if dtype is bool_:
+        return tensor(above, device=device)
     mask = np.where(above, -np.inf, 0.0)
-    return ember.tensor(mask, dtype=dtype or ember.get_default_dtype(), device=device)
+    return tensor(mask, dtype=dtype or get_default_dtype(), device=device)
 
 
 def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:

@@ -22,11 +22,11 @@ import types
 import warnings
 from collections.abc import Iterable
 
-import ember
-
 from ..._config import no_grad
 from ..._errors import EmberError
 from ..._tensor import Tensor
+from ...functions.creation import tensor
+from ...functions.shape import stack
 
 TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -69,12 +69,10 @@ def get_total_norm(
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return ember.tensor(0.0)
+        return tensor(0.0)
     norms = [_vector_norm(t, norm_type) for t in tensors]
     total = (
-        norms[0]
-        if len(norms) == 1 and norm_type != 0.0
-        else _vector_norm(ember.stack(norms), norm_type)
+        norms[0] if len(norms) == 1 and norm_type != 0.0 else _vector_norm(stack(norms), norm_type)
     )
     if error_if_nonfinite and not bool(total.isfinite()):
         raise EmberError(

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import ember
-
 from ..._errors import DeviceError
 from ..._tensor import Tensor
+from ...functions.shape import cat
 
 
 def _check_device(param: Tensor, device):
@@ -36,7 +35,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     for param in parameters:
         device = _check_device(param, device)
         vec.append(param.reshape(-1))
-    return ember.cat(vec)
+    return cat(vec)
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:

@@ -29,6 +29,10 @@ import numpy as np
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
+from ...functions.creation import full, tensor
+from ...functions.shape import cat
+from ...functions.sorting import argsort
 
 __all__ = [
     "PackedSequence",
@@ -40,12 +44,6 @@ __all__ = [
     "pack_sequence",
     "unpack_sequence",
 ]
-
-
-def _ember():
-    import ember
-
-    return ember
 
 
 def _host_ints(values, name: str, fn: str) -> np.ndarray:
@@ -64,20 +62,16 @@ def _host_ints(values, name: str, fn: str) -> np.ndarray:
 
 
 def _cpu_int64(values) -> Tensor:
-    ember = _ember()
-    return ember.tensor(np.asarray(values, dtype=np.int64), dtype=ember.int64, device="cpu")
+    return tensor(np.asarray(values, dtype=np.int64), dtype=int64, device="cpu")
 
 
 def _gather_rows(source: Tensor, index: np.ndarray, padding_value: float | None = None):
     """``source`` rows (dim 0) at ``index``; with ``padding_value``, index ``len(source)``
     picks a row filled with it."""
-    ember = _ember()
     if padding_value is not None:
-        pad = ember.full(
-            (1, *source.shape[1:]), padding_value, dtype=source.dtype, device=source.device
-        )
-        source = ember.cat([source, pad], 0)
-    idx = ember.tensor(index.reshape(-1), dtype=ember.int64, device=source.device)
+        pad = full((1, *source.shape[1:]), padding_value, dtype=source.dtype, device=source.device)
+        source = cat([source, pad], 0)
+    idx = tensor(index.reshape(-1), dtype=int64, device=source.device)
     return source.index_select(0, idx)
 
 
@@ -90,7 +84,7 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     """
     if permutation is None:
         return None
-    return _ember().argsort(permutation)
+    return argsort(permutation)
 
 
 class _PackedSequenceBase(NamedTuple):
@@ -161,35 +155,35 @@ class PackedSequence(_PackedSequenceBase):
 
     def double(self) -> PackedSequence:
         """Cast ``data`` to float64."""
-        return self.to(dtype=_ember().float64)
+        return self.to(dtype=float64)
 
     def float(self) -> PackedSequence:
         """Cast ``data`` to float32."""
-        return self.to(dtype=_ember().float32)
+        return self.to(dtype=float32)
 
     def half(self) -> PackedSequence:
         """Cast ``data`` to float16."""
-        return self.to(dtype=_ember().float16)
+        return self.to(dtype=float16)
 
     def long(self) -> PackedSequence:
         """Cast ``data`` to int64."""
-        return self.to(dtype=_ember().int64)
+        return self.to(dtype=int64)
 
     def int(self) -> PackedSequence:
         """Cast ``data`` to int32."""
-        return self.to(dtype=_ember().int32)
+        return self.to(dtype=int32)
 
     def short(self) -> PackedSequence:
         """Cast ``data`` to int16."""
-        return self.to(dtype=_ember().int16)
+        return self.to(dtype=int16)
 
     def char(self) -> PackedSequence:
         """Cast ``data`` to int8."""
-        return self.to(dtype=_ember().int8)
+        return self.to(dtype=int8)
 
     def byte(self) -> PackedSequence:
         """Cast ``data`` to uint8."""
-        return self.to(dtype=_ember().uint8)
+        return self.to(dtype=uint8)
 
     @property
     def is_cuda(self) -> bool:
@@ -268,8 +262,7 @@ sorted_indices=tensor([1, 0]), unsorted_indices=tensor([1, 0]))
     data = _gather_rows(input.reshape(steps * batch, *input.shape[2:]), flat)
     sorted_indices = None
     if order is not None:
-        ember = _ember()
-        sorted_indices = ember.tensor(order, dtype=ember.int64, device=input.device)
+        sorted_indices = tensor(order, dtype=int64, device=input.device)
     return PackedSequence(data, _cpu_int64(batch_sizes), sorted_indices, None)
 
 
@@ -366,10 +359,9 @@ def pad_sequence(
                 f"dimensions, got {tuple(first.shape)} for sequence 0 and {tuple(s.shape)} for "
                 f"sequence {i}"
             )
-    ember = _ember()
     lengths = [s.shape[0] for s in sequences]
     steps, batch = max(lengths), len(sequences)
-    stacked = ember.cat([s.to(first.dtype) for s in sequences], 0)
+    stacked = cat([s.to(first.dtype) for s in sequences], 0)
     index = np.full((batch, steps), stacked.shape[0], dtype=np.int64)
     start = 0
     for b, n in enumerate(lengths):

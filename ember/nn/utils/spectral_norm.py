@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from ..._config import no_grad
 from ..._errors import EmberError
 from ..._tensor import Tensor
+from ...functions.creation import randn
 from .._functional.normalization import normalize
 from ..module import Module
 from ..parameter import Parameter
@@ -97,8 +98,6 @@ class SpectralNorm:
         module: Module, name: str, n_power_iterations: int, dim: int, eps: float
     ) -> SpectralNorm:
         """Replace parameter ``name`` of ``module`` by ``<name>_orig`` and the buffers."""
-        import ember
-
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, SpectralNorm) and hook.name == name:
                 raise EmberError(
@@ -115,8 +114,8 @@ class SpectralNorm:
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
             kw = dict(dtype=weight.dtype, device=weight.device)
-            u = normalize(ember.randn(h, **kw), dim=0, eps=fn.eps)
-            v = normalize(ember.randn(w, **kw), dim=0, eps=fn.eps)
+            u = normalize(randn(h, **kw), dim=0, eps=fn.eps)
+            v = normalize(randn(w, **kw), dim=0, eps=fn.eps)
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         setattr(module, fn.name, weight.detach())

@@ -23,6 +23,8 @@ import sys
 import tempfile
 import threading
 
+from ... import _caches
+
 _MODES = {"auto", "sync", "off"}
 _mode = os.environ.get("EMBER_JIT", "auto").lower()
 if _mode in ("0", "false", "no", "none"):
@@ -34,6 +36,7 @@ elif _mode not in _MODES:
 
 _available = None
 _kernels: dict = {}
+_caches.register("numba kernels", _kernels.clear, _kernels.__len__)
 _lock = threading.Lock()
 _queue: queue.Queue = queue.Queue()
 _worker = None

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from ... import _caches
 from ...backend import overrides
 from ...backend.arrays import assign, writeable
 from ...backend.kernels import fused as _fused
@@ -302,6 +303,7 @@ def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
 
 
 _CUPY_KERNELS: dict = {}
+_caches.register("fused elementwise CUDA kernels", _CUPY_KERNELS.clear, _CUPY_KERNELS.__len__)
 
 
 # Ops whose forward always returns a new array (never a view or one of its inputs): their

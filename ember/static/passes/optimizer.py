@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import _caches
 from ...backend.arrays import writeable
 from ...optim.adam import Adam
 from ...optim.sgd import SGD
@@ -187,6 +188,7 @@ def _sgd(fn, opt, p, g, st, group) -> bool:
 
 
 _KERNELS: dict = {}
+_caches.register("optimizer update kernels", _KERNELS.clear, _KERNELS.__len__)
 
 
 def _kernel(kind):
