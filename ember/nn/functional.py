@@ -8,15 +8,20 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+from ._functional import attention as _attention
 from ._functional import conv3d as _conv3d
-from ._functional import extra as _extra
-from ._functional import loss_extra as _loss_extra
+from ._functional import distance as _distance
+from ._functional import dropout as _dropout
+from ._functional import embedding as _embedding
+from ._functional import loss_likelihood as _loss_likelihood
+from ._functional import loss_margin as _loss_margin
 from ._functional import resampling as _resampling
 from ._functional.activation import (  # noqa: F401
     celu,
     elu,
     gelu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -41,6 +46,7 @@ from ._functional.activation import (  # noqa: F401
     tanhshrink,
     threshold,
 )
+from ._functional.attention import *  # noqa: F403
 from ._functional.conv import (  # noqa: F401
     conv1d,
     conv2d,
@@ -50,7 +56,11 @@ from ._functional.conv import (  # noqa: F401
     unfold,
 )
 from ._functional.conv3d import *  # noqa: F403
-from ._functional.extra import *  # noqa: F403
+from ._functional.distance import *  # noqa: F403
+from ._functional.dropout import *  # noqa: F403
+from ._functional.dropout import dropout  # noqa: F401  (ember.functions.dropout)
+from ._functional.embedding import *  # noqa: F403
+from ._functional.linear import bilinear, linear  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -62,25 +72,16 @@ from ._functional.loss import (  # noqa: F401
     nll_loss,
     smooth_l1_loss,
 )
-from ._functional.loss_extra import *  # noqa: F403
-from ._functional.misc import (  # noqa: F401
-    alpha_dropout,
-    bilinear,
-    cosine_similarity,
-    dropout,
-    dropout2d,
-    embedding,
-    linear,
-    one_hot,
-    pairwise_distance,
-    scaled_dot_product_attention,
-)
+from ._functional.loss_likelihood import *  # noqa: F403
+from ._functional.loss_margin import *  # noqa: F403
 from ._functional.normalization import (  # noqa: F401
     batch_norm,
     group_norm,
     instance_norm,
     layer_norm,
+    local_response_norm,
     normalize,
+    rms_norm,
 )
 from ._functional.padding import (  # noqa: F401
     pad,
@@ -88,6 +89,8 @@ from ._functional.padding import (  # noqa: F401
 from ._functional.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     lp_pool2d,
@@ -98,8 +101,12 @@ from ._functional.resampling import *  # noqa: F403
 
 __all__ = [
     *_conv3d.__all__,
-    *_extra.__all__,
-    *_loss_extra.__all__,
+    *_attention.__all__,
+    *_distance.__all__,
+    *_dropout.__all__,
+    *_embedding.__all__,
+    *_loss_likelihood.__all__,
+    *_loss_margin.__all__,
     *_resampling.__all__,
     "relu",
     "relu6",
@@ -119,6 +126,7 @@ __all__ = [
     "log_softmax",
     "softmin",
     "glu",
+    "gumbel_softmax",
     "hardsigmoid",
     "hardswish",
     "prelu",
@@ -141,22 +149,19 @@ __all__ = [
     "adaptive_avg_pool2d",
     "adaptive_avg_pool1d",
     "lp_pool2d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool1d",
     "pad",
     "batch_norm",
     "layer_norm",
     "group_norm",
     "instance_norm",
     "normalize",
+    "rms_norm",
+    "local_response_norm",
     "linear",
     "bilinear",
     "dropout",
-    "alpha_dropout",
-    "dropout2d",
-    "embedding",
-    "one_hot",
-    "scaled_dot_product_attention",
-    "cosine_similarity",
-    "pairwise_distance",
     "mse_loss",
     "l1_loss",
     "smooth_l1_loss",

@@ -371,3 +371,25 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     tensor([-1.,  2.])
     """
     return _inplace(input, where(input > threshold, input, value), inplace)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:  # fmt: skip
+    """A sample from the Gumbel-softmax distribution; ``hard`` gives one-hot samples whose
+    gradient is the soft sample's (straight-through).
+
+    >>> import ember
+    >>> y = ember.nn.functional.gumbel_softmax(ember.zeros(2, 3), hard=True)
+    >>> y.sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    from ...functions.creation import empty_like, zeros_like
+    from .activation import softmax
+
+    gumbels = -empty_like(logits).exponential_().log()
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = zeros_like(logits).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

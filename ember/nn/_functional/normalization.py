@@ -1,4 +1,5 @@
-"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, normalize.
+"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, normalize, rms_norm,
+local_response_norm.
 
 >>> import ember
 >>> import ember.nn.functional as F
@@ -8,6 +9,7 @@ tensor([[-1.0000,  1.0000]])
 
 from __future__ import annotations
 
+from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import ShapeError
 from ..._tensor import Tensor
@@ -210,3 +212,53 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     tensor([[0.6000, 0.8000]])
     """
     return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:  # fmt: skip
+    """``input / sqrt(mean(input**2 over the last dims) + eps) * weight`` (``eps`` defaults
+    to the dtype's machine epsilon).
+
+    >>> import ember
+    >>> ember.nn.functional.rms_norm(ember.tensor([[1.0, 1.0]]), (2,))
+    tensor([[1., 1.]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape) :]) != shape:
+        raise ShapeError(
+            f"rms_norm: normalized_shape {shape} does not match the last dims of input of "
+            f"shape {tuple(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    e = _dt.finfo(input.dtype).eps if eps is None else eps
+    out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:  # fmt: skip
+    """Divide each element by ``(k + alpha * mean of squares over `size` neighbouring
+    channels) ** beta`` (AlexNet's normalization).
+
+    >>> import ember
+    >>> ember.nn.functional.local_response_norm(ember.ones(1, 3, 2), 2).shape
+    ember.Size([1, 3, 2])
+    """
+    from ...functions.shape import cat
+
+    if input.ndim < 3:
+        raise ShapeError(
+            f"local_response_norm: expected 3D or higher input, got shape {tuple(input.shape)}"
+        )
+    if input.shape[1] == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    before, after = size // 2, (size - 1) // 2
+    zeros = sq.narrow(1, 0, 1) * 0
+    padded = cat([zeros] * before + [sq] + [zeros] * after, 1)
+    total = padded.narrow(1, 0, c)
+    for offset in range(1, size):
+        total = total + padded.narrow(1, offset, c)
+    div = (total * (alpha / size) + k) ** beta
+    return input / div

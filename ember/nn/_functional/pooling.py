@@ -1,4 +1,4 @@
-"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d, adaptive_max_pool2d.
+"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d.
 
 >>> import ember
 >>> import ember.nn.functional as F
@@ -8,6 +8,8 @@ tensor([[[[ 5.,  7.],
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -276,3 +278,61 @@ def lp_pool2d(
     kernel = pair(kernel_size, "kernel_size", "lp_pool2d")
     out = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kernel[0] * kernel[1]).pow(1.0 / norm_type)
+
+
+def _adaptive_bounds(n_in: int, n_out: int) -> list:
+    return [(math.floor(i * n_in / n_out), math.ceil((i + 1) * n_in / n_out)) for i in range(n_out)]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over adaptive windows giving ``output_size`` (int or (h, w); None keeps a size).
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_max_pool2d(ember.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    from ...functions.shape import stack
+
+    if input.ndim not in (3, 4):
+        raise ShapeError(
+            f"adaptive_max_pool2d: expected 3D or 4D input, got shape {tuple(input.shape)}"
+        )
+    h, w = input.shape[-2], input.shape[-1]
+    oh, ow = (output_size, output_size) if isinstance(output_size, int) else output_size
+    oh, ow = oh or h, ow or w
+    values, indices = [], []
+    for r0, r1 in _adaptive_bounds(h, oh):
+        row_v, row_i = [], []
+        for c0, c1 in _adaptive_bounds(w, ow):
+            window = input[..., r0:r1, c0:c1].flatten(-2)
+            best = window.argmax(-1, keepdim=True)
+            row_v.append(window.gather(-1, best).squeeze(-1))
+            if return_indices:
+                width = c1 - c0
+                flat = (best // width + r0) * w + best % width + c0
+                row_i.append(flat.squeeze(-1))
+        values.append(stack(row_v, -1))
+        if return_indices:
+            indices.append(stack(row_i, -1))
+    out = stack(values, -2)
+    if not return_indices:
+        return out
+    return out, stack(indices, -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int, return_indices: bool = False):
+    """Max over adaptive windows along the last dim giving ``output_size`` values.
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_max_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+    tensor([[[3., 2.]]])
+    """
+    if input.ndim not in (2, 3):
+        raise ShapeError(
+            f"adaptive_max_pool1d: expected 2D or 3D input, got shape {tuple(input.shape)}"
+        )
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, output_size), return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)

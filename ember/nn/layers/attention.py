@@ -28,8 +28,8 @@ from ...functions.creation import tensor
 from ...functions.creation import zeros as _zeros
 from ...functions.shape import cat
 from .. import init
-from .._functional.misc import dropout as _dropout
-from .._functional.misc import linear
+from .._functional.dropout import dropout as _dropout
+from .._functional.linear import linear
 from ..module import Module
 from ..parameter import Parameter
 from .linear import Linear

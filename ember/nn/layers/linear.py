@@ -1,4 +1,4 @@
-"""Linear, Bilinear, Identity, Flatten, Unflatten.
+"""Linear, Bilinear, LazyLinear, Identity, Flatten, Unflatten.
 
 >>> import ember
 >>> ember.nn.Linear(3, 2)(ember.ones(4, 3)).shape
@@ -12,7 +12,7 @@ import math
 from ..._errors import EmberError, ShapeError
 from ..._tensor import Tensor
 from .. import init
-from .._functional.misc import bilinear, linear
+from .._functional.linear import bilinear, linear
 from ..module import Module
 from ..parameter import Parameter
 
@@ -188,4 +188,51 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+class LazyLinear(Module):
+    """A ``Linear`` whose ``in_features`` comes from the first input: its parameters are
+    created then (keeping their identity, so an optimizer made earlier still holds them) and
+    the module becomes a ``Linear``.
+
+    >>> import ember
+    >>> layer = ember.nn.LazyLinear(3)
+    >>> layer(ember.ones(2, 5)).shape, type(layer).__name__, layer.in_features
+    (ember.Size([2, 3]), 'Linear', 5)
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        from ...functions.creation import empty
+
+        self.in_features, self.out_features = 0, out_features
+        self._factory = dict(device=device, dtype=dtype)
+        self.weight = Parameter(empty(0, **self._factory))
+        if bias:
+            self.bias = Parameter(empty(0, **self._factory))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        from ..._config import no_grad
+        from ...functions.creation import empty
+        from .linear import Linear
+
+        if input.ndim == 0:
+            raise ShapeError(
+                "LazyLinear: expected an input with at least 1 dimension, got a 0-d tensor"
+            )
+        self.in_features = input.shape[-1]
+        where = dict(device=self.weight.device, dtype=self.weight.dtype)  # after any .to()
+        with no_grad():
+            self.weight.data = empty(self.out_features, self.in_features, **where)
+            if self.bias is not None:
+                self.bias.data = empty(self.out_features, **where)
+        del self._factory
+        self.__class__ = Linear
+        self.reset_parameters()
+        return self(input)
+
+    def extra_repr(self) -> str:
+        return f"in_features=0, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "LazyLinear"]

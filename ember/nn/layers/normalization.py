@@ -1,4 +1,5 @@
-"""BatchNorm1d/2d/3d, InstanceNorm1d/2d, LayerNorm, GroupNorm (PyTorch's parameters and buffers).
+"""BatchNorm1d/2d/3d, InstanceNorm1d/2d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (PyTorch's
+parameters and buffers).
 
 >>> import ember
 >>> bn = ember.nn.BatchNorm2d(3)
@@ -332,6 +333,65 @@ class GroupNorm(Module):
         )
 
 
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last dims, with a learned scale.
+
+    >>> import ember
+    >>> ember.nn.RMSNorm([2, 3])
+    RMSNorm((2, 3), eps=None, elementwise_affine=True)
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            from ...functions.creation import ones
+
+            self.weight = Parameter(ones(*self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        try:
+            return N.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class LocalResponseNorm(Module):
+    """``local_response_norm`` as a module.
+
+    >>> import ember
+    >>> ember.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        try:
+            return N.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
@@ -340,4 +400,6 @@ __all__ = [
     "InstanceNorm2d",
     "LayerNorm",
     "GroupNorm",
+    "RMSNorm",
+    "LocalResponseNorm",
 ]

@@ -1,4 +1,4 @@
-"""Pooling modules: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d.
+"""Pooling modules: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d.
 
 >>> import ember
 >>> ember.nn.MaxPool2d(2)(ember.ones(1, 3, 8, 8)).shape
@@ -166,6 +166,43 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     _pool = staticmethod(P.adaptive_avg_pool1d)
 
 
+class AdaptiveMaxPool2d(Module):
+    """``adaptive_max_pool2d`` as a module.
+
+    >>> import ember
+    >>> ember.nn.AdaptiveMaxPool2d((1, 1))(ember.ones(2, 3, 5, 5)).shape
+    ember.Size([2, 3, 1, 1])
+    """
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor):
+        try:
+            return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """``adaptive_max_pool1d`` as a module.
+
+    >>> import ember
+    >>> ember.nn.AdaptiveMaxPool1d(2)(ember.ones(2, 3, 5)).shape
+    ember.Size([2, 3, 2])
+    """
+
+    def forward(self, input: Tensor):
+        try:
+            return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+        except EmberError as e:
+            raise _module_error(self, e) from None
+
+
 __all__ = [
     "MaxPool2d",
     "MaxPool1d",
@@ -173,4 +210,6 @@ __all__ = [
     "AvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool1d",
 ]

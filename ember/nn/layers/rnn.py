@@ -29,7 +29,7 @@ from ...functions.math import sigmoid as _sigmoid
 from ...functions.math import tanh as _tanh
 from ...functions.shape import cat, stack
 from .. import init
-from .._functional.misc import dropout as _dropout
+from .._functional.dropout import dropout as _dropout
 from ..module import Module
 from ..parameter import Parameter
 

@@ -38,8 +38,8 @@ from ..containers import ModuleList
 from ..module import Module
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention, _canonical_mask
+from .dropout import Dropout
 from .linear import Linear
-from .misc import Dropout
 from .normalization import LayerNorm
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The extra losses (ember/nn/_functional/loss_extra.py and their modules) against torch."""
+"""The margin and likelihood losses (ember/nn/_functional/loss_margin.py, loss_likelihood.py and
+their modules) against torch."""
 
 import numpy as np
 import pytest

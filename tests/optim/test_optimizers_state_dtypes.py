@@ -1,5 +1,5 @@
-"""Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD against torch.optim with copied weights, and
-every optimizer on float16 / bfloat16 parameters."""
+"""Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and LBFGS against torch.optim with copied weights,
+state-dict round trips, and every optimizer on float16 / bfloat16 parameters."""
 
 import numpy as np
 import pytest

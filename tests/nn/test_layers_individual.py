@@ -1,5 +1,6 @@
 """RMSNorm, LocalResponseNorm, AdaptiveMaxPool1d/2d, Dropout1d/3d, Unfold/Fold, EmbeddingBag,
-gumbel_softmax, pdist against torch with copied weights."""
+gumbel_softmax, pdist, Conv3d, LazyLinear against torch with copied weights, each with its own
+test rather than a row of test_layers.py's table."""
 
 import numpy as np
 import pytest

@@ -1,0 +1,64 @@
+"""scaled_dot_product_attention with PyTorch's formula, masks and dropout."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._errors import ShapeError
+from ..._tensor import Tensor
+from ...dtypes import bool_
+from ...functions.creation import tensor as _new_tensor
+from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(q k^T * scale + mask) v, with a boolean (True = keep) or additive float mask.
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> q = ember.ones(1, 2, 4)
+    >>> F.scaled_dot_product_attention(q, q, q).shape
+    ember.Size([1, 2, 4])
+    """
+    from .activation import softmax
+
+    if query.shape[-1] != key.shape[-1]:
+        raise ShapeError(
+            f"scaled_dot_product_attention: query {tuple(query.shape)} and key "
+            f"{tuple(key.shape)} must have the same last dimension"
+        )
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = query.matmul(key.transpose(-2, -1)) * s
+    lq, lk = query.shape[-2], key.shape[-2]
+    if is_causal:
+        causal = _new_tensor(np.tril(np.ones((lq, lk), dtype=bool)), device=query.device)
+        scores = scores.masked_fill(~causal, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype is bool_:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    dead = None
+    if attn_mask is not None or is_causal:  # a query with every key masked attends to none
+        dead = (scores == float("-inf")).all(-1, keepdim=True)
+        scores = scores.masked_fill(dead, 0.0)
+    weights = softmax(scores, dim=-1)
+    if dead is not None:
+        weights = weights.masked_fill(dead, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights.matmul(value)
+
+
+__all__ = ["scaled_dot_product_attention"]
