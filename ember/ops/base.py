@@ -93,38 +93,61 @@ class Op:
 def apply(op: Op, *inputs: Tensor) -> Tensor:
     """Run ``op`` on Tensors: now (eager) or as a graph node (while tracing).
 
+    The one path of every op, in two steps (JAX's ``bind`` and ``process_primitive``):
+
+    1. the mode's processor returns the raw result: eager mode runs the device override or
+       ``forward`` on the arrays (inline below: this is ember's hottest path), tracing asks
+       ``state.tracer.record``, which adds a graph node and returns its ``Symbol`` (or a
+       finished Tensor when it ran the op eagerly: define mode, no symbolic input);
+    2. the rest of this function, the same for both modes, wraps the result in a Tensor and
+       gives it view metadata and autograd history.
+
+    The view rule: the result of an ``is_view`` op shares its input's version counter and base
+    (and records the op in ``_view_ops``, so in-place writes reach the base) when it aliases
+    the input's memory. Eager mode asks the array (its ``base``; an empty result, which has
+    nothing to alias, counts as a view): a "view" op that had to copy (``reshape`` of a
+    non-contiguous array) is a new tensor, as in PyTorch, and writes into it must not bump or
+    reach the input. A traced result has no memory yet: it is always a view, and the graph
+    makes that true when it runs (``Tracer.write`` turns a write into a view into a
+    ``CopySlices`` of the base), so the decision never depends on layouts unknown at trace
+    time.
+
     >>> import ember
     >>> from ember.ops.elementwise import ADD
     >>> apply(ADD, ember.ones(2), ember.ones(2))
     tensor([2., 2.])
     """
     tracer = state.tracer
-    if tracer is not None:
-        return tracer.record(op, inputs)
-    first = inputs[0]._data
-    if type(first) is _ndarray:
-        xp = np
-        for t in inputs:
-            if type(t._data) is not _ndarray:
-                _check_devices(op, inputs)
-                break
-        kernel = _CPU_KERNELS[type(op)] if _CPU_REGISTERED else None
+    if tracer is None:
+        first = inputs[0]._data
+        if type(first) is _ndarray:
+            xp = np
+            for t in inputs:
+                if type(t._data) is not _ndarray:
+                    _check_devices(op, inputs)
+                    break
+            kernel = _CPU_KERNELS[type(op)] if _CPU_REGISTERED else None
+        else:
+            xp = xp_of(first)
+            _check_devices(op, inputs)
+            kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
+        arrays = [t._data for t in inputs]
+        try:  # the device kernel registered for the op, or its forward
+            if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
+                out = op.forward(xp, *arrays)
+        except EmberError:
+            raise
+        except Exception as e:  # turn NumPy's message into one naming the op and the inputs
+            raise _named_error(op, inputs, e) from None
+        if type(out) is not _ndarray and xp is np and not is_cupy_array(out):
+            out = np.asarray(out)  # NumPy scalars; a CuPy array (a host-to-GPU copy) stays
     else:
-        xp = xp_of(first)
-        _check_devices(op, inputs)
-        kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
-    arrays = [t._data for t in inputs]
-    try:  # the device kernel registered for the op, or its forward
-        if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
-            out = op.forward(xp, *arrays)
-    except EmberError:
-        raise
-    except Exception as e:  # turn NumPy's message into one naming the op and the inputs
-        raise _named_error(op, inputs, e) from None
-    if type(out) is not _ndarray and xp is np and not is_cupy_array(out):
-        out = np.asarray(out)  # NumPy scalars; a CuPy array (a host-to-GPU copy) stays
+        out = tracer.record(op, inputs)
+        if isinstance(out, Tensor):  # run eagerly (define mode, no symbolic input)
+            return out
+    # -- one wrapping for every mode: the Tensor, its view metadata, its history --------------
     t = Tensor._make(out)
-    if op.is_view and (out.base is not None or out.size == 0):
+    if op.is_view and (tracer is not None or out.base is not None or out.size == 0):  # see above
         src = inputs[0]
         t._version = src._version
         t._base = src._base if src._base is not None else src
@@ -137,7 +160,7 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
                     t._requires_grad = True
                     t._node = Node(op, inputs, t)
                 break
-    if state.anomaly:
+    if state.anomaly and tracer is None:  # eager only: a Symbol has no values to check
         _anomaly_forward(op, inputs, t)
     return t
 

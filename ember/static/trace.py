@@ -1,10 +1,10 @@
 """The tracer: what ``ember.ops.base.apply`` calls while a graph is being built.
 
 ``state.tracer.record(op, inputs)`` infers the output's shape and dtype, appends a node and
-returns a Tensor holding a ``Symbol``; when grad mode is on and an input requires grad it also
-gets an autograd ``Node``, exactly as in eager mode, so ``loss.backward()``,
-``ember.autograd.grad`` and ``static.gradients`` run the same vjp rules and their ops are
-recorded too.
+returns its ``Symbol``; ``apply`` wraps it in a Tensor with the same code as an eager result, so
+when grad mode is on and an input requires grad it gets an autograd ``Node`` exactly as in eager
+mode, and ``loss.backward()``, ``ember.autograd.grad`` and ``static.gradients`` run the same
+vjp rules and their ops are recorded too.
 
 Two modes:
 
@@ -28,13 +28,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._config import state
-from .._node import Node as _AutogradNode
 from .._tensor import Tensor
 from ..ops.base import Op, Spec, _check_devices, apply
 from .ir import Assign, Graph, Value
 from .symbol import Symbol, TraceError, device_tag
-
-_BF16 = _dt.bfloat16.np
 
 
 class _Slot:
@@ -137,7 +134,11 @@ class Tracer:
         self.grads: list = []  # (tensor, its .grad, GradRef state value, stand-in .grad)
 
     # -- recording ------------------------------------------------------------------------------
-    def record(self, op: Op, inputs) -> Tensor:
+    def record(self, op: Op, inputs):
+        """The tracing processor of ``apply``: add a node for ``op`` and return its raw
+        ``Symbol``; ``apply`` wraps it (view metadata, autograd history) as it wraps an eager
+        result. In define mode an op with no symbolic input runs eagerly instead, and the
+        finished Tensor comes back."""
         graph = self.graph
         syms = []
         symbolic = False
@@ -169,21 +170,7 @@ class Tracer:
         dtype = spec.dtype.np if isinstance(spec.dtype, _dt.DType) else spec.dtype
         out = graph.add_node(op, syms, spec.shape, dtype)
         out.device = syms[0].device if syms else None
-        t = Tensor._make(out)
-        if op.is_view:
-            src = inputs[0]
-            t._version = src._version
-            t._base = src._base if src._base is not None else src
-            t._view_ops = (src._view_ops or ()) + (op,)
-            t._readonly = src._readonly or op.read_only_view
-        if state.grad_enabled and op.differentiable:
-            for x in inputs:
-                if x._requires_grad:
-                    if out.dtype.kind == "f" or out.dtype == _BF16:
-                        t._requires_grad = True
-                        t._node = _AutogradNode(op, inputs, t)
-                    break
-        return t
+        return out
 
     def _eager(self, op: Op, inputs) -> Tensor:
         state.tracer = None
