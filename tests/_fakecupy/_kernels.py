@@ -152,28 +152,24 @@ def _params(spec: str, is_const: bool) -> list:
 def _decide(ins, outs, in_dtypes, out_dtypes):
     """CuPy's ``_decide_params_type_core``: ``(in types, out types, placeholder map)``."""
     types: dict = {}
+
+    def bind(p, a) -> None:  # a parameter's dtype, or its placeholder's binding, must agree
+        if p.dtype is not None:
+            if np.dtype(a) != p.dtype:
+                raise TypeError(f"Type is mismatched. {p.name} {a} {p.dtype}")
+        elif p.ctype in types:
+            if types[p.ctype] != np.dtype(a):
+                raise TypeError(f"Type is mismatched. {p.name} {a} {types[p.ctype]} {p.ctype}")
+        else:
+            types[p.ctype] = np.dtype(a)
+
     for p, a in zip(outs, out_dtypes):
         if a is None:
             raise TypeError("Output arguments must be cupy.ndarray")
-        if p.dtype is not None:
-            if np.dtype(a) != p.dtype:
-                raise TypeError(f"Type is mismatched. {p.name} {a} {p.dtype}")
-        elif p.ctype in types:
-            if types[p.ctype] != np.dtype(a):
-                raise TypeError(f"Type is mismatched. {p.name} {a} {types[p.ctype]} {p.ctype}")
-        else:
-            types[p.ctype] = np.dtype(a)
+        bind(p, a)
     for p, a in zip(ins, in_dtypes):
-        if a is None:
-            continue
-        if p.dtype is not None:
-            if np.dtype(a) != p.dtype:
-                raise TypeError(f"Type is mismatched. {p.name} {a} {p.dtype}")
-        elif p.ctype in types:
-            if types[p.ctype] != np.dtype(a):
-                raise TypeError(f"Type is mismatched. {p.name} {a} {types[p.ctype]} {p.ctype}")
-        else:
-            types[p.ctype] = np.dtype(a)
+        if a is not None:
+            bind(p, a)
     in_types = tuple(types[p.ctype] if p.dtype is None else p.dtype for p in ins)
     out_types = tuple(types[p.ctype] if p.dtype is None else p.dtype for p in outs)
     return in_types, out_types, types
