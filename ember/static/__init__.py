@@ -21,6 +21,7 @@ np.float32(6.0)
 
 from .compile import CompiledFunction, compile
 from .define import (
+    Graph,
     Operation,
     Variable,
     get_default_graph,
@@ -32,7 +33,7 @@ from .define import (
     variables_initializer,
 )
 from .files import load, save
-from .ir import Graph, GraphError, Node, Value
+from .ir import GraphError, Node, Value
 from .session import Session
 from .symbol import TraceError
 

@@ -50,12 +50,11 @@ from .._config import state, tracing
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..backend.arrays import writeable
+from .define import Graph
 from .executor import Plan
-from .ir import Graph
-from .symbol import Symbol, TraceError
+from .pytree import flatten, out_structure, rebuild, tensor_paths
+from .symbol import TraceError
 from .trace import ArrayRef, GradRef, Tracer
-
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
 
 
 def compile(  # noqa: A001
@@ -171,7 +170,7 @@ class CompiledFunction:
         leaves: list = []
         described: list = []
         for path, value in named:
-            _flatten(value, path, leaves, described)
+            flatten(value, path, leaves, described)
         objects = tuple(d[2] for _, d in described if d[0] == "object")
         if self._found is None or self._found[0] != objects:
             self._found = (objects, self._collect(args, kwargs))
@@ -293,14 +292,14 @@ class CompiledFunction:
         prev = state.tracer
         if prev is not None and not getattr(prev, "define", False):
             raise TraceError(f"{self.__name__}: ember.compile functions cannot be nested")
-        tensors = [(path, t) for path, t in _tensor_paths(named)]
+        tensors = [(path, t) for path, t in tensor_paths(named)]
         try:
             for path, t in tensors:
                 tracer.add_input(t, path)
             with tracing(tracer):
                 result = self.fn(*args, **kwargs)
                 outs: list = []
-                structure = _out_structure(result, outs, tracer)
+                structure = out_structure(result, outs, tracer)
                 del result
             clears = tracer.finish()
         finally:
@@ -373,7 +372,7 @@ class _Entry:
         for t in self.clears:
             t._grad = None
         it = iter(outs)
-        return _rebuild(self.structure, it)
+        return rebuild(self.structure, it)
 
 
 def _shares(a, b) -> bool:
@@ -389,49 +388,6 @@ def _shares(a, b) -> bool:
 
 def _join(a: str, b: str) -> str:
     return f"{a}.{b}" if a and b else a or b
-
-
-def _flatten(x, path: str, leaves: list, described: list) -> None:
-    """Leaves of an argument (tensors, Python scalars, other objects) and how each signs."""
-    if isinstance(x, Tensor):
-        if type(x._data) is Symbol:
-            raise TraceError(f"argument {path!r} is a symbolic tensor; pass concrete tensors")
-        leaves.append(x)
-        described.append(
-            (path, ("tensor", tuple(x._data.shape), x.dtype.name, str(x.device), x._requires_grad))
-        )
-    elif isinstance(x, _SCALARS):
-        leaves.append(x)
-        described.append((path, ("value", type(x).__name__, x)))
-    elif isinstance(x, (list, tuple)):
-        described.append((path, ("seq", type(x).__name__, len(x))))
-        for i, e in enumerate(x):
-            _flatten(e, f"{path}[{i}]", leaves, described)
-    elif isinstance(x, dict):
-        described.append((path, ("dict", tuple(x))))
-        for k, e in x.items():
-            _flatten(e, f"{path}[{k!r}]", leaves, described)
-    else:
-        leaves.append(x)
-        described.append((path, ("object", type(x).__name__, id(x))))
-
-
-def _tensor_paths(named):
-    out = []
-
-    def walk(x, path):
-        if isinstance(x, Tensor):
-            out.append((path, x))
-        elif isinstance(x, (list, tuple)):
-            for i, e in enumerate(x):
-                walk(e, f"{path}[{i}]")
-        elif isinstance(x, dict):
-            for k, e in x.items():
-                walk(e, f"{path}[{k!r}]")
-
-    for path, value in named:
-        walk(value, path)
-    return out
 
 
 def _why(last, now, modules) -> str:
@@ -468,41 +424,6 @@ def _why(last, now, modules) -> str:
     if old_key[2] != new_key[2]:
         reasons.append(f"grad mode changed ({old_key[2]} -> {new_key[2]})")
     return "; ".join(reasons) or "the argument structure changed"
-
-
-def _out_structure(x, outs: list, tracer: Tracer):
-    if isinstance(x, Tensor):
-        d = x._data
-        if type(d) is not Symbol:
-            d = tracer.capture(x)
-        elif d.graph is not tracer.graph:
-            raise TraceError("the traced function returned a tensor of another graph")
-        outs.append(d)
-        return ("tensor",)
-    if isinstance(x, (list, tuple)):
-        items = [_out_structure(e, outs, tracer) for e in x]
-        return ("seq", type(x), items)
-    if isinstance(x, dict):
-        return ("dict", type(x), [(k, _out_structure(e, outs, tracer)) for k, e in x.items()])
-    if isinstance(x, _SCALARS):
-        return ("const", x)
-    raise TraceError(
-        f"a traced function may return tensors, Python numbers, and lists, tuples and dicts of "
-        f"them; got {type(x).__name__}"
-    )
-
-
-def _rebuild(s, it):
-    kind = s[0]
-    if kind == "tensor":
-        arr = next(it)
-        return Tensor._make(arr)
-    if kind == "const":
-        return s[1]
-    if kind == "dict":
-        return s[1]((k, _rebuild(e, it)) for k, e in s[2])
-    items = [_rebuild(e, it) for e in s[2]]
-    return s[1](items) if s[1] in (list, tuple) else s[1](*items)
 
 
 def _constants_from_temporaries(graph: Graph) -> None:

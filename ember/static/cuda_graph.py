@@ -61,6 +61,7 @@ from ..backend import cuda as _cuda
 from ..backend.kernels import fused as _fused
 from ._cublas import CaptureUnsupported
 from .ir import Assign
+from .pytree import rebuild
 from .trace import ArrayRef, GradRef, OptimizerUpdate
 
 __all__ = ["MODES", "CaptureUnsupported", "Runner", "resolve", "unsupported"]
@@ -621,7 +622,6 @@ class Runner:
         return outs, post
 
     def _finish(self, cp, feeds):
-        from .compile import _rebuild
 
         ins = {id(a): i for i, a in enumerate(self.static_in)}
         state_ids = {id(a) for a in self.static_state}
@@ -641,7 +641,7 @@ class Runner:
                 what.store(arr)
         for t in self.entry.clears:
             t._grad = None
-        return _rebuild(self.entry.structure, iter(outs))
+        return rebuild(self.entry.structure, iter(outs))
 
 
 def _run_steps(xp, plan, steps, feeds, state) -> tuple[list, list]:

@@ -34,10 +34,33 @@ from .. import dtypes as _dt
 from .._config import state
 from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor, _init
+from . import ir as _ir
 from .dims import Dim
-from .ir import Assign, Graph, Group, Value, type_str
+from .ir import Assign, Group, Value, type_str
 from .symbol import Symbol, TraceError, _CudaTag, device_tag
 from .trace import Tracer
+
+
+class Graph(_ir.Graph):
+    """A graph ember code builds into: its values are ``Symbol``s, so the Tensors that hold
+    them go through every public function; ``as_default`` makes it the graph ops on
+    placeholders and Variables build into."""
+
+    value_type = Symbol
+
+    def as_default(self):
+        """Make ops on placeholders and Variables build into this graph inside a ``with``.
+
+        >>> import ember
+        >>> from ember import static
+        >>> g = static.Graph()
+        >>> with g.as_default():
+        ...     x = static.placeholder((2,))
+        ...     y = x * 2
+        >>> len(g.nodes)
+        1
+        """
+        return _as_default(self)
 
 
 class _Defaults(threading.local):

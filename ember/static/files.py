@@ -35,6 +35,7 @@ from .._tensor import Tensor
 from ..ops.base import Op
 from ..serialization import safetensors as _st
 from ..serialization.atomic import atomic_write
+from .define import Graph as SymbolicGraph
 from .executor import Plan
 from .ir import (
     _LONG,
@@ -238,7 +239,7 @@ def parse(text: str, weights: dict | None = None, source: str = "<text>") -> tup
     m = _HEAD.match(body[0])
     if m is None or body[-1] != "}":
         raise GraphError(f"{source}: expected 'graph NAME(...) {{' ... '}}'")
-    g = Graph(m.group(1))
+    g = SymbolicGraph(m.group(1))  # a loaded graph can be built on, as one defined here
     values: dict = {}
 
     def define(vid: str, v: Value, lineno: int) -> None:

@@ -109,7 +109,13 @@ class Node:
 
 
 class Graph:
-    """A graph: ``inputs``, ``state``, ``constants``, ``nodes`` (in order) and ``outputs``."""
+    """A graph: ``inputs``, ``state``, ``constants``, ``nodes`` (in order) and ``outputs``.
+
+    Its values are ``value_type`` instances: ``Value`` here; the graphs ember code builds into
+    (``ember.static.Graph``) make ``Symbol``s, values that double as a symbolic Tensor's array.
+    """
+
+    value_type: type = Value
 
     def __init__(self, name: str = "graph") -> None:
         self.name = name
@@ -122,10 +128,8 @@ class Graph:
 
     # -- building ----------------------------------------------------------------------------
     def _value(self, shape, dtype, kind: str, name=None) -> Value:
-        from .symbol import Symbol  # values double as the ``_data`` of symbolic Tensors
-
         shape = tuple(int(s) if isinstance(s, (int, np.integer)) else s for s in shape)
-        v = Symbol(self, self._next, shape, dtype, kind, name)
+        v = self.value_type(self, self._next, shape, dtype, kind, name)
         self._next += 1
         return v
 
@@ -211,22 +215,6 @@ class Graph:
             f"<Graph {self.name}: {len(self.inputs)} inputs, {len(self.state)} state, "
             f"{len(self.constants)} constants, {len(self.nodes)} nodes>"
         )
-
-    def as_default(self):
-        """Make ops on placeholders and Variables build into this graph inside a ``with``.
-
-        >>> import ember
-        >>> from ember import static
-        >>> g = static.Graph()
-        >>> with g.as_default():
-        ...     x = static.placeholder((2,))
-        ...     y = x * 2
-        >>> len(g.nodes)
-        1
-        """
-        from .define import _as_default
-
-        return _as_default(self)
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ...backend.arrays import freeze
 from ..ir import Assign, Graph, Value
-from ..symbol import Symbol
 
 
 def clone(graph: Graph) -> Graph:
@@ -13,12 +12,12 @@ def clone(graph: Graph) -> Graph:
     not copied."""
     from ..ir import Node
 
-    g = Graph(graph.name)
+    g = type(graph)(graph.name)
     g._next = graph._next
     new: dict = {}
 
     def copy(v: Value) -> Value:
-        c = Symbol(g, v.id, v.shape, v.dtype, v.kind, v.name)
+        c = g.value_type(g, v.id, v.shape, v.dtype, v.kind, v.name)
         c.data, c.ref, c.device = v.data, v.ref, v.device
         new[v.id] = c
         return c
