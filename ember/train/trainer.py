@@ -20,10 +20,7 @@ from __future__ import annotations
 import math
 import os
 import signal
-import threading
 import time
-import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -41,21 +38,17 @@ from .callbacks import (
     ProgressBar,
     TensorBoardLogger,
 )
-from .errors import InputBoundWarning, NonFiniteLossError, TrainingInterrupted
+from .checkpoint import CHECKPOINT_FORMAT, TrainerCheckpoint, load_checkpoint, load_weights
+from .diagnostics import TrainerDiagnostics
+from .errors import TrainingInterrupted
+from .interruption import TrainerInterruption
+from .steps import TrainerSteps
 
 __all__ = ["Trainer", "fit", "load_checkpoint", "load_weights", "CHECKPOINT_FORMAT"]
 
-CHECKPOINT_FORMAT = "ember.train"
-CHECKPOINT_VERSION = 1
 TIMING_KEYS = ("epoch_time", "data_wait", "samples_per_s")  # wall-clock measurements
 
 _PER_STEP_SCHEDULERS = ("OneCycleLR", "CyclicLR")
-# Below this mean wait per step (s), more workers would not help: handing batches over costs
-# about as much. Keeps tiny in-memory datasets from being called input-bound.
-_MIN_WAIT_PER_STEP = 5e-4
-# Steps (after the warm-up ones) an epoch needs before its data-wait share is judged: fewer
-# steps let one hiccup (a page fault, the garbage collector) decide.
-_MIN_STEPS_TO_JUDGE = 10
 
 
 class _Epoch:
@@ -94,7 +87,7 @@ class _Epoch:
         return e
 
 
-class Trainer:
+class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerCheckpoint):
     """Train ``model`` with ``optimizer`` on ``train_loader``, evaluating on ``eval_loader``.
 
     Arguments (all but the first three are keywords):
@@ -326,17 +319,6 @@ class Trainer:
                 _jit.set_mode(jit_mode)
         return self.history
 
-    def _jit_sync(self) -> str | None:
-        """With ``compile=True``, build numba kernels before a graph first runs (``sync``)
-        instead of switching to them mid-run when a background compile ends: the switch changes
-        the rounding, so runs (and resumed runs) would not repeat bit for bit. Returns the
-        mode to put back, or None."""
-        if not self.compile:
-            return None
-        from ..static.passes import _jit
-
-        return _jit.set_mode("sync") if _jit.mode() == "auto" else None
-
     def _call(self, hook: str, *args) -> None:
         for fn in self._hooks[hook]:
             fn(self, *args)
@@ -475,107 +457,6 @@ class Trainer:
             x, y = x.to(dev), y.to(dev)
         return x, y
 
-    # -- steps -----------------------------------------------------------------------------------
-    def _stats(self, out, y) -> tuple:
-        """Correct-prediction counts (top-1, then each of ``topk``) for classification batches."""
-        if y.ndim != 1 or out.ndim != 2 or y.dtype.np.kind not in "iu":
-            return ()
-        stats = [(out.argmax(1) == y).sum()]
-        for k in self.topk:
-            if k <= out.shape[1]:
-                stats.append((out.topk(k, 1).indices == y.unsqueeze(1)).sum())
-        return tuple(stats)
-
-    def _eager_train(self, x, y):
-        opt = self.optimizer
-        opt.zero_grad()
-        out = self.model(x)
-        loss = self.loss_fn(out, y)
-        loss.backward()
-        if self.clip_grad_norm is not None:
-            self._clip()
-        opt.step()
-        return loss, self._eager_stats(out, y)
-
-    def _eager_stats(self, out, y) -> tuple:
-        """``_stats`` on the raw arrays: no autograd, no op dispatch (most of the loop's cost
-        on a small model otherwise). Returns Python ints."""
-        o, t = out._data, y._data
-        if t.ndim != 1 or o.ndim != 2 or t.dtype.kind not in "iu":
-            return ()
-        if not self.topk:
-            return (int((o.argmax(1) == t).sum()),)
-        with no_grad():
-            return tuple(int(s) for s in self._stats(out.detach(), y))
-
-    def _clip(self) -> None:
-        from ..nn.utils import clip_grad_norm_
-
-        if self._params is None:
-            self._params = [p for g in self.optimizer.param_groups for p in g["params"]]
-        clip_grad_norm_(self._params, self.clip_grad_norm)
-
-    def _eager_eval(self, x, y):
-        out = self.model(x)
-        return self.loss_fn(out, y), self._eager_stats(out, y)
-
-    def _setup_compile(self) -> None:
-        if not self.compile or self._compiled is not None:
-            return
-        from ..static import compile as ember_compile
-
-        model, opt, loss_fn, stats, trainer = (
-            self.model,
-            self.optimizer,
-            self.loss_fn,
-            self._stats,
-            self,
-        )
-
-        def train_step(x, y):
-            opt.zero_grad()
-            out = model(x)
-            loss = loss_fn(out, y)
-            loss.backward()
-            if trainer.clip_grad_norm is not None:
-                trainer._clip()
-            opt.step()
-            return loss, stats(out, y)
-
-        def eval_step(x, y):
-            out = model(x)
-            return loss_fn(out, y), stats(out, y)
-
-        compiled_train = ember_compile(train_step, name="train_step", verbose=False)
-        compiled_eval = ember_compile(eval_step, name="eval_step", verbose=False)
-        self._compiled = (compiled_train, compiled_eval)
-        self._train_step = self._guard(compiled_train, "training step", "_train_step")
-        self._eval_step = self._guard(compiled_eval, "evaluation step", "_eval_step")
-
-    def _guard(self, compiled, what: str, attr: str):
-        """Run ``compiled``; if its first trace fails, warn and fall back to eager for good."""
-        eager = getattr(self, "_eager_" + attr.split("_")[1])
-        traced = [False]
-
-        def run(x, y):
-            if traced[0]:
-                return compiled(x, y)
-            try:
-                result = compiled(x, y)
-            except EmberError as e:
-                if compiled.traces > 1:
-                    raise
-                msg = f"compile: could not compile the {what} ({e}); running it eagerly"
-                self._warn(msg, RuntimeWarning)
-                setattr(self, attr, eager)
-                if self.optimizer is not None:
-                    self.optimizer.zero_grad()
-                return eager(x, y)
-            traced[0] = True
-            return result
-
-        return run
-
     # -- evaluation ------------------------------------------------------------------------------
     def evaluate(self, loader: Iterable | None = None) -> dict[str, float]:
         """Loss and accuracy of the model on ``loader`` (default: the evaluation loader), in
@@ -622,292 +503,6 @@ class Trainer:
             for k, c in zip(self.topk, correct[1:]):
                 out[f"top{k}"] = c / count
         return out
-
-    # -- diagnostics -----------------------------------------------------------------------------
-    def _warn(self, message: str, category=InputBoundWarning) -> None:
-        self.diagnostics.append(message)
-        if self._progress is not None:
-            self._progress.newline()
-        warnings.warn(message, category, stacklevel=4)
-
-    def _check_input_bound(self, acc: _Epoch, final: bool) -> None:
-        if self.input_bound_warned or acc.post_steps < _MIN_STEPS_TO_JUDGE:
-            return
-        busy = acc.post_wait + acc.post_compute
-        if busy <= 0:
-            return
-        share = acc.post_wait / busy
-        if (
-            share <= self.input_bound_threshold
-            or acc.post_wait < _MIN_WAIT_PER_STEP * acc.post_steps
-        ):
-            return
-        self.input_bound_warned = True
-        workers = getattr(self.train_loader, "num_workers", 0)
-        cpus = os.cpu_count() or 1
-        if workers >= cpus:
-            hint = (
-                f"data loading is the bottleneck even with {workers} workers on {cpus} cores: "
-                "make each sample cheaper to load (decode once, lighter transforms)"
-            )
-        else:
-            hint = self.input_bound_hint.format(workers=workers)
-        self._warn(f"waiting for data {share:.0%} of each step: {hint}")
-
-    def _nonfinite(self, epoch: int, k: int, value: float) -> NonFiniteLossError:
-        self._phase = "idle"  # nothing may save this state
-        where = f"epoch {epoch + 1}, step {k + 1} (global step {self.global_step + 1})"
-        if self.last_checkpoint is not None:
-            good = f"the last good checkpoint is {self.last_checkpoint} ({self.last_checkpoint_at})"
-        else:
-            good = "no checkpoint was written yet"
-        lr = self.optimizer.param_groups[0].get("lr") if self.optimizer is not None else None
-        hint = f"; try a lower learning rate (lr={lr:g})" if isinstance(lr, (int, float)) else ""
-        msg = f"loss is {value} at {where}: training stopped; {good}{hint}"
-        self._bad_state = True
-        return NonFiniteLossError(
-            msg,
-            epoch=epoch + 1,
-            step=k + 1,
-            global_step=self.global_step + 1,
-            loss=value,
-            checkpoint=self.last_checkpoint,
-        )
-
-    # -- interruption ----------------------------------------------------------------------------
-    def _install_sigint(self):
-        if threading.current_thread() is not threading.main_thread():
-            return None
-        old = signal.getsignal(signal.SIGINT)
-        if old is not signal.default_int_handler:
-            return None
-
-        def handler(signum, frame):
-            if self._phase == "idle" or self._interrupt_requested:
-                raise KeyboardInterrupt
-            self._interrupt_requested = True
-            signal.signal(signal.SIGINT, old)  # a second Ctrl-C stops at once
-            msg = "interrupt: stopping after this step (Ctrl-C again to stop at once)"
-            if self._progress is not None:
-                self._progress.write_line(msg)
-
-        signal.signal(signal.SIGINT, handler)
-        return old
-
-    def _interrupted(self) -> TrainingInterrupted:
-        epoch, step = self.epoch + 1, self.step_in_epoch
-        consistent = self._phase != "step"
-        if self._phase == "idle":
-            epoch, step = self.epoch, 0  # between epochs: `epoch` epochs are done
-        before = self.last_checkpoint
-        if consistent:
-            self._hooks_call_safe("on_interrupt")
-        where = f"end of epoch {epoch}" if step == 0 else f"epoch {epoch}, step {step}"
-        if not consistent:
-            where = f"epoch {epoch}, inside step {step + 1}"
-            saved = (
-                f"the last good checkpoint is {before} ({self.last_checkpoint_at})"
-                if before is not None
-                else "no checkpoint was written"
-            )
-            msg = f"interrupted at {where} (not a consistent point to save); {saved}"
-            ckpt = before
-        elif self.last_checkpoint is not None and self.last_checkpoint_at == where:
-            ckpt = self.last_checkpoint
-            msg = f"interrupted at {where}: training state saved to {ckpt}"
-        else:
-            ckpt = None
-            msg = f"interrupted at {where}: no checkpoint folder set, the state was not saved"
-        if self._progress is not None:
-            self._progress.newline()  # the message travels in the exception
-        return TrainingInterrupted(msg, epoch=epoch, step=step, checkpoint=ckpt)
-
-    def _hooks_call_safe(self, hook: str) -> None:
-        for fn in self._hooks[hook]:
-            fn(self)
-
-    # -- checkpoints -----------------------------------------------------------------------------
-    def state_dict(self) -> dict:
-        """The full training state as plain values and tensors (what ``save_checkpoint``
-        writes): model, optimizer, scheduler, RNG states, epoch / step / data position, running
-        sums of a part-done epoch, history, callbacks' states, config."""
-        if self._phase == "step":
-            raise EmberError(
-                "Trainer.save_checkpoint: called inside a training step, where the state is not "
-                "consistent; call it from a callback (on_batch_end, on_epoch_end)"
-            )
-        mid = self._phase in ("train", "eval") and self._acc is not None
-        if mid:
-            rng = self._rng_after_train if self._phase == "eval" else _rng.capture(self._gens)
-        else:
-            rng = self._pending_rng or _rng.capture(self._gens)
-        sched = self.scheduler.state_dict() if self.scheduler is not None else None
-        names: Counter = Counter()
-        cb_states = {}
-        for c in self.callbacks:
-            key = self._callback_key(c, names)
-            state = c.state_dict() if hasattr(c, "state_dict") else {}
-            if state:
-                cb_states[key] = state
-        return {
-            "format": CHECKPOINT_FORMAT,
-            "version": CHECKPOINT_VERSION,
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": sched,
-            "epoch": self.epoch,
-            "step": self.step_in_epoch if mid else 0,
-            "global_step": self.global_step,
-            "history": {k: list(v) for k, v in self.history.items()},
-            "rng": rng,
-            "epoch_rng": self._epoch_rng if mid else None,
-            "partial": self._partial() if mid else None,
-            "callbacks": cb_states,
-            "input_bound_warned": self.input_bound_warned,
-            "config": self.config,
-        }
-
-    def _partial(self) -> dict:
-        d = self._acc.to_dict()
-        if self._phase == "train":  # mid-loop: `elapsed` is only set when the loop ends
-            d["elapsed"] = time.perf_counter() - self._epoch_start
-        return d
-
-    @staticmethod
-    def _callback_key(c, names: Counter) -> str:
-        name = type(c).__name__
-        names[name] += 1
-        return name if names[name] == 1 else f"{name}.{names[name]}"
-
-    def save_checkpoint(self, path: str | os.PathLike) -> Path:
-        """Write the full training state to ``path`` (safetensors via ``ember.save``, atomic);
-        returns the path. Allowed between steps (from callbacks), not inside one."""
-        if self._bad_state:
-            raise EmberError("Trainer.save_checkpoint: the loss became non-finite; not saving")
-        from ..serialization import save
-
-        state = self.state_dict()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save(state, path)
-        self.last_checkpoint = path
-        self.last_checkpoint_at = (
-            f"end of epoch {state['epoch']}"
-            if state["step"] == 0
-            else f"epoch {state['epoch'] + 1}, step {state['step']}"
-        )
-        return path
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore a state from ``state_dict`` / a checkpoint file's contents."""
-        if state.get("format") != CHECKPOINT_FORMAT:
-            raise EmberError(
-                "Trainer.resume: not a training-state checkpoint (no 'format': "
-                f"'{CHECKPOINT_FORMAT}'); best.safetensors holds weights only: load those with "
-                "model.load_state_dict(ember.load(path))"
-            )
-        if state.get("version") != CHECKPOINT_VERSION:
-            raise EmberError(
-                f"Trainer.resume: training checkpoint version {state.get('version')!r} is not "
-                f"supported (this ember reads version {CHECKPOINT_VERSION})"
-            )
-        self.model.load_state_dict(state["model"])
-        self._bad_state = False
-        self.optimizer.load_state_dict(state["optimizer"])
-        if state["scheduler"] is not None:
-            if self.scheduler is None:
-                raise EmberError(
-                    "Trainer.resume: the checkpoint has a learning-rate scheduler's state but "
-                    "this trainer has no scheduler"
-                )
-            sched = dict(state["scheduler"])
-            for k, v in sched.items():  # Counters (MultiStepLR's milestones) come back as dicts
-                if isinstance(getattr(self.scheduler, k, None), Counter) and isinstance(v, dict):
-                    sched[k] = Counter(v)
-            self.scheduler.load_state_dict(sched)
-        self.epoch = int(state["epoch"])
-        self.global_step = int(state["global_step"])
-        self.history = {k: [float(x) for x in v] for k, v in state["history"].items()}
-        self.input_bound_warned = bool(state.get("input_bound_warned", False))
-        names: Counter = Counter()
-        saved_cbs = state.get("callbacks", {})
-        for c in self.callbacks:
-            key = self._callback_key(c, names)
-            if key in saved_cbs and hasattr(c, "load_state_dict"):
-                c.load_state_dict(saved_cbs[key])
-        step = int(state["step"])
-        if step > 0 or state.get("partial") is not None:
-            self._resume_point = (step, state["epoch_rng"], state["rng"], state["partial"])
-            self._pending_rng = None
-            self.step_in_epoch = step
-        else:
-            self._resume_point = None
-            self._pending_rng = state["rng"]
-            self.step_in_epoch = 0
-        if not self.config:
-            self.config = dict(state.get("config") or {})
-
-    def resume(self, path: str | os.PathLike) -> Trainer:
-        """Restore everything from a ``save_checkpoint`` file (``last.safetensors``); the next
-        ``fit`` continues exactly where that run stopped, mid-epoch included (same batch order,
-        skipped batches not loaded). Returns the trainer.
-
-        Build the trainer as for the run that wrote the file (same model, optimizer and
-        scheduler types and hyperparameters, same loaders)."""
-        self.load_state_dict(load_checkpoint(path))
-        self.last_checkpoint = Path(path)
-        self.last_checkpoint_at = (
-            f"end of epoch {self.epoch}"
-            if self._resume_point is None
-            else f"epoch {self.epoch + 1}, step {self.step_in_epoch}"
-        )
-        return self
-
-
-def load_checkpoint(path: str | os.PathLike) -> dict:
-    """The contents of a training-state checkpoint (``last.safetensors``) as a dict: ``model``
-    (the state dict), ``optimizer``, ``scheduler``, ``epoch``, ``step``, ``global_step``,
-    ``history``, ``config``...; raises ``EmberError`` for a file that is not one.
-
-    >>> import ember, os, tempfile
-    >>> from ember.train import load_checkpoint
-    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
-    >>> ember.save({"w": ember.ones(1)}, path)
-    >>> load_checkpoint(path)
-    Traceback (most recent call last):
-    ...
-    ember._errors.EmberError: ...w.safetensors is not a training-state checkpoint...
-    """
-    from ..serialization import load
-
-    state = load(path)
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-        raise EmberError(
-            f"{path} is not a training-state checkpoint (it has no 'format': "
-            f"'{CHECKPOINT_FORMAT}'); weights-only files load with ember.load"
-        )
-    return state
-
-
-def load_weights(path: str | os.PathLike) -> dict:
-    """A model state dict from either kind of file: ``best.safetensors`` (weights only) or
-    ``last.safetensors`` (full training state).
-
-    >>> import ember, os, tempfile
-    >>> from ember.train import load_weights
-    >>> path = os.path.join(tempfile.mkdtemp(), "best.safetensors")
-    >>> ember.save(ember.nn.Linear(2, 1).state_dict(), path)
-    >>> sorted(load_weights(path))
-    ['bias', 'weight']
-    """
-    from ..serialization import load
-
-    state = load(path)
-    if isinstance(state, dict) and state.get("format") == CHECKPOINT_FORMAT:
-        return state["model"]
-    if not isinstance(state, dict):
-        raise EmberError(f"{path}: expected a state dict, found a {type(state).__name__}")
-    return state
 
 
 def fit(
