@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ._tensor import Tensor
+from .autograd import tensor_methods
 from .functions import (
-    autograd_methods,
     compare,
     conversion,
     creation,
@@ -26,7 +26,7 @@ from .functions import (
 
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
-    reduce, linalg, shape, indexing, sorting, conversion, inplace, autograd_methods,
+    reduce, linalg, shape, indexing, sorting, conversion, inplace, tensor_methods,
     sampling, structure, searching, special,
 )  # fmt: skip
 

@@ -74,9 +74,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # means deleting its line here.
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {
-        # Tensor.backward is attached from the functions side; it moves with the method table
-        # (ember/functions/autograd_methods.py -> ember/autograd/).
-        ("ember.functions.autograd_methods", "ember.autograd.engine"),
         # the CUDA tensor types (ember.cuda.FloatTensor) come from _legacy, above backend;
         # ember/backend/ is being reworked under another part of issue 12.
         ("ember.backend.cuda", "ember._legacy"),

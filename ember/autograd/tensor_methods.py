@@ -1,4 +1,5 @@
-"""Tensor methods that start backward passes.
+"""Tensor methods that start backward passes (``Tensor.backward``), attached to Tensor by
+``ember/_tensor_methods.py`` with the functions families' methods.
 
 >>> import ember
 >>> x = ember.ones(2, requires_grad=True)
@@ -9,7 +10,7 @@ tensor([2., 2.])
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..autograd import engine
+from . import engine
 
 
 def backward(
