@@ -39,7 +39,6 @@ _SIMPLE_UNARY = {
     E.Reciprocal: "Reciprocal",
     E.Sin: "Sin",
     E.Cos: "Cos",
-    E.Tan: "Tan",
     E.Sinh: "Sinh",
     E.Cosh: "Cosh",
     E.Asin: "Asin",
@@ -63,6 +62,15 @@ def _simple_unary(onnx_op: str):
 
 for _cls, _onnx_op in _SIMPLE_UNARY.items():
     converts(_cls)(_simple_unary(_onnx_op))
+
+
+@converts(E.Tan)
+def _tan(ctx, node, x):
+    """Tan, as Sin / Cos in float64: onnxruntime has no float64 Tan kernel (digamma's
+    reflection computes in float64)."""
+    if _dt(node.output) == np.float64:
+        return ctx.add("Div", [ctx.add("Sin", [x]), ctx.add("Cos", [x])])
+    return ctx.add("Tan", [x])
 
 
 @converts(E.ZerosLike)

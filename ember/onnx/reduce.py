@@ -1,11 +1,13 @@
 """Converters for ``ember.ops.reduce``: sum, prod, amax / amin, max / min values, argmax /
-argmin, cumsum, all / any, and the helpers of norms and logsumexp (``SafeRoot``,
-``LseShift``). ``Cumprod`` has no ONNX operator and is refused."""
+argmin, cumsum, all / any, the helpers of norms and logsumexp (``SafeRoot``, ``LseShift``),
+``Cumprod`` (no ONNX operator: a masked product over a triangle), and ``Argsort`` (sort, topk,
+median, kthvalue, quantile) as ``TopK``."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..functions.sorting import Argsort
 from ..ops import reduce as R
 from .context import converts
 
@@ -120,3 +122,28 @@ def _cumprod(ctx, node, x):
         inverse.insert(dim, last)
         out = ctx.add("Transpose", [out], perm=inverse)
     return out
+
+
+_TOPK_TYPES = {np.dtype(t) for t in ("float32", "float64", "int32", "int64")}
+
+
+@converts(Argsort, dims=True)
+def _argsort(ctx, node, x):
+    """Argsort as TopK over the whole axis (``largest`` for descending): TopK puts the lower
+    index first among equal values, as the stable argsort does. Types onnxruntime's TopK lacks
+    (bool, small ints, half floats) are sorted as float64, which holds them exactly."""
+    shape = node.inputs[0].shape
+    if not shape:
+        return ctx.const(np.zeros((), np.int64))
+    dim = node.op.dim % len(shape)
+    if _dt(node.inputs[0]) not in _TOPK_TYPES:
+        x = ctx.cast(x, np.float64)
+    _, idx = ctx.add(
+        "TopK",
+        [x, ctx.shape([shape[dim]])],
+        n_out=2,
+        axis=dim,
+        largest=1 if node.op.descending else 0,
+        sorted=1,
+    )
+    return idx

@@ -194,6 +194,7 @@ CASES += [
         [(2, 3), (3,)],
         make=_index((2, 3), MASK_3),
         ref=lambda a, k: a[np.broadcast_to(k, a.shape)],
+        data_dependent=True,
     ),
     OpCase(
         "index_put_acc",
