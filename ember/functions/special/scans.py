@@ -1,0 +1,77 @@
+"""Scans along a dimension: cummax, cummin (values and indices), logcumsumexp."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ... import backend as _backend
+from ..._config import no_grad
+from ..._shape import wrap_dim
+from ..._tensor import Tensor
+from .. import creation as C
+from ._arguments import _float, _where
+
+__all__ = ["cummax", "cummin", "logcumsumexp"]
+
+
+cummax_result = namedtuple("cummax", ["values", "indices"])
+cummin_result = namedtuple("cummin", ["values", "indices"])
+
+
+def _cum_extreme(input: Tensor, dim: int, take_max: bool, name: str):
+    d = wrap_dim(dim, max(input.ndim, 1), name)
+    x = input.reshape(1) if input.ndim == 0 else input
+    arr = _backend.to_device(x.detach()._data, _backend.CPU)
+    acc = np.maximum if take_max else np.minimum
+    running = acc.accumulate(arr, axis=d) if arr.size else arr
+    shape = [1] * arr.ndim
+    shape[d] = arr.shape[d]
+    positions = np.broadcast_to(np.arange(arr.shape[d]).reshape(shape), arr.shape)
+    hit = (arr == running) | np.isnan(arr)
+    index = (
+        np.maximum.accumulate(np.where(hit, positions, 0), axis=d)
+        if arr.size
+        else arr.astype(np.int64)
+    )
+    idx = C.tensor(index.astype(np.int64), device=input.device)
+    values = x.gather(d, idx)
+    if input.ndim == 0:
+        values, idx = values.reshape(()), idx.reshape(())
+    return values, idx
+
+
+def cummax(input: Tensor, dim: int):
+    """Running maximum along ``dim`` and where it was (the latest index on ties).
+
+    >>> import ember
+    >>> ember.cummax(ember.tensor([1.0, 3.0, 2.0]), 0).values
+    tensor([1., 3., 3.])
+    """
+    return cummax_result(*_cum_extreme(input, dim, True, "cummax"))
+
+
+def cummin(input: Tensor, dim: int):
+    """Running minimum along ``dim`` and where it was (the latest index on ties).
+
+    >>> import ember
+    >>> ember.cummin(ember.tensor([3.0, 1.0, 2.0]), 0).indices
+    tensor([0, 1, 1])
+    """
+    return cummin_result(*_cum_extreme(input, dim, False, "cummin"))
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably.
+
+    >>> import ember
+    >>> ember.logcumsumexp(ember.tensor([0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931])
+    """
+    x = _float(input)
+    d = wrap_dim(dim, max(x.ndim, 1), "logcumsumexp")
+    with no_grad():
+        m = x.amax(d, keepdim=True) if x.numel() else x
+        m = _where(m.isfinite(), m, C.zeros_like(m))
+    return (x - m).exp().cumsum(d).log() + m
