@@ -42,12 +42,20 @@ CASES = [
            make=lambda rng: [rng.integers(0, 255, 5).astype(np.uint8)]),
     OpCase("and_int_bool", lambda m, a, b: a & b, B2, ref=np.bitwise_and,
            make=lambda rng: [rng.integers(-8, 9, (3, 4)), rng.random(4) < 0.5]),
-    OpCase("rand_scalar", lambda m, a: 6 & a, [(4,)], ref=lambda a: 6 & a, make=ints((4,))),
-    OpCase("ror_scalar", lambda m, a: 6 | a, [(4,)], ref=lambda a: 6 | a, make=ints((4,))),
+    OpCase("and_rscalar", lambda m, a: 6 & a, [(4,)], ref=lambda a: 6 & a, make=ints((4,))),
+    OpCase("or_rscalar", lambda m, a: 6 | a, [(4,)], ref=lambda a: 6 | a, make=ints((4,))),
     OpCase("and_0d", lambda m, a, b: a & b, [(), (3,)], ref=np.bitwise_and,
            make=ints((), (3,), dtype="int32")),
     OpCase("and_empty", lambda m, a, b: a & b, [(0, 2), (2,)], ref=np.bitwise_and,
            make=ints((0, 2), (2,), dtype="int16")),
+    OpCase("bitwise_and", lambda m, a, b: m.bitwise_and(a, b), B2, ref=np.bitwise_and,
+           make=ints(*B2)),
+    OpCase("bitwise_or", lambda m, a, b: m.bitwise_or(a, b), B2, ref=np.bitwise_or,
+           make=bools(*B2)),
+    OpCase("bitwise_xor", lambda m, a, b: a.bitwise_xor(b), B2, ref=np.bitwise_xor,
+           make=ints(*B2, dtype="int32")),
+    OpCase("bitwise_not", lambda m, a: m.bitwise_not(a), [(3, 4)], ref=np.invert,
+           make=ints((3, 4))),
 ]  # fmt: skip
 for _c in CASES:
     _c.grad = False

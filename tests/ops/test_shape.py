@@ -248,6 +248,10 @@ CASES = [
         transpose=True,
     ),
     OpCase("flip_int", lambda m, a: a.flip(-1), [(3,)], ref=lambda a: a[::-1]),
+    OpCase("flipud", lambda m, a: m.flipud(a), [(3, 2)], ref=np.flipud),
+    OpCase("atleast_1d", lambda m, a: m.atleast_1d(a), [()], ref=np.atleast_1d),
+    OpCase("atleast_1d_noop", lambda m, a: m.atleast_1d(a), [(2, 3)], ref=np.atleast_1d),
+    OpCase("clone", lambda m, a: m.clone(a), [(2, 3)], ref=np.copy, transpose=True),
     OpCase("fliplr", lambda m, a: m.fliplr(a), [(2, 3)], ref=np.fliplr),
     OpCase(
         "roll_flat",

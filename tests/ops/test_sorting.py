@@ -27,6 +27,15 @@ CASES = [
     ),
     OpCase("topk", lambda m, a: a.topk(2, dim=1).values, [(3, 5)], make=_distinct((3, 5))),
     OpCase("topk_smallest", lambda m, a: a.topk(3, largest=False)[0], [(6,)], make=_distinct((6,))),
+    OpCase("argsort", lambda m, a: m.argsort(a, 1), [(3, 5)], make=_distinct((3, 5)), grad=False),
+    OpCase(
+        "argsort_desc",
+        lambda m, a: a.argsort(0, descending=True),
+        [(4, 3)],
+        make=_distinct((4, 3)),
+        grad=False,
+    ),
+    OpCase("msort", lambda m, a: m.msort(a), [(4, 3)], make=_distinct((4, 3))),
 ]
 generate(globals(), CASES)
 

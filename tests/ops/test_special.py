@@ -24,6 +24,21 @@ def _prob(shape):
     return lambda rng: [rng.uniform(0.05, 0.95, shape)]
 
 
+def _pos_pair():
+    return lambda rng: [rng.uniform(0.2, 3.0, (2, 3)), rng.uniform(-2, 2, 3)]
+
+
+def _nan_pair():
+    """fmin's inputs: distinct values (its gradient is smooth there), a NaN in each."""
+
+    def make(rng):
+        a, b = rng.standard_normal((2, 3)), rng.standard_normal(3) + 5
+        a[0, 1], b[2] = np.nan, np.nan
+        return [a, b]
+
+    return make
+
+
 CASES = [
     OpCase("addcmul", lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), [(2, 3), (2, 3), (3,)]),
     OpCase(
@@ -100,6 +115,37 @@ CASES = [
     OpCase("cumulative_trapezoid", lambda m, a: m.cumulative_trapezoid(a, dim=0), [(4, 2)]),
     OpCase("fmax", lambda m, a, b: m.fmax(a, b), [(2, 3), (2, 3)], gradgrad=False),
     OpCase("aminmax", lambda m, a: m.aminmax(a, dim=1).max, [(2, 3)], make=_distinct((2, 3))),
+    OpCase("fmin", lambda m, a, b: m.fmin(a, b), [(2, 3), (3,)], make=_nan_pair(), gradgrad=False),
+    OpCase("float_power", lambda m, a, b: m.float_power(a, b), [(2, 3), (3,)], make=_pos_pair()),
+    OpCase("heaviside", lambda m, a, b: m.heaviside(a, b), [(2, 3), (3,)], grad=False),
+    OpCase("signbit", lambda m, a: m.signbit(a), [(2, 3)], grad=False),
+    OpCase("positive", lambda m, a: m.positive(a), [(2, 3)], ref=np.positive),  # no op: itself
+    OpCase(
+        "nan_to_num",
+        lambda m, a: m.nan_to_num(a, nan=0.5, posinf=9.0, neginf=-9.0),
+        [(6,)],
+        make=lambda rng: [np.array([1.5, np.nan, np.inf, -np.inf, -0.5, 2.0])],
+    ),
+    OpCase(
+        "isin",
+        lambda m, a, b: m.isin(a, b),
+        [(2, 3), (4,)],
+        make=lambda rng: [rng.integers(0, 6, (2, 3)), rng.integers(0, 6, 4)],
+        grad=False,
+    ),
+    OpCase(
+        "nanquantile",
+        lambda m, a: m.nanquantile(a, 0.4, dim=1),
+        [(2, 5)],
+        make=lambda rng: [np.where(np.eye(2, 5) > 0, np.nan, _distinct((2, 5))(rng)[0])],
+    ),
+    OpCase(
+        "mode",
+        lambda m, a: m.mode(a, 1),
+        [(3, 5)],
+        make=lambda rng: [rng.integers(0, 3, (3, 5)).astype("float64")],
+        grad=False,
+    ),
 ]
 generate(globals(), CASES)
 

@@ -70,6 +70,31 @@ CASES = [
     OpCase("dist_p1", lambda m, a, b: m.dist(a, b, 3), [(5,), (5,)], gradgrad=False),
     OpCase("cdist", lambda m, a, b: m.cdist(a, b), [(3, 4), (2, 4)]),
     OpCase("cdist_p1", lambda m, a, b: m.cdist(a, b, p=1.0), [(2, 3, 2), (2, 4, 2)]),
+    OpCase(
+        "broadcast_tensors",
+        lambda m, a, b: m.broadcast_tensors(a, b),
+        [(2, 1), (3,)],
+        ref=lambda a, b: np.broadcast_arrays(a, b)[0],
+    ),
+    OpCase("cartesian_prod", lambda m, a, b: m.cartesian_prod(a, b), [(3,), (2,)]),
+    OpCase("combinations", lambda m, a: m.combinations(a, 2), [(4,)]),
+    OpCase(
+        "combinations_with_replacement",
+        lambda m, a: m.combinations(a, 2, with_replacement=True),
+        [(3,)],
+    ),
+    OpCase(
+        "meshgrid",
+        lambda m, a, b: m.meshgrid(a, b, indexing="ij"),
+        [(3,), (2,)],
+        ref=lambda a, b: np.meshgrid(a, b, indexing="ij")[0],
+    ),
+    OpCase(
+        "meshgrid_xy",
+        lambda m, a, b: m.meshgrid(a, b, indexing="xy")[1],
+        [(3,), (2,)],
+        ref=lambda a, b: np.meshgrid(a, b, indexing="xy")[1],
+    ),
 ]
 generate(globals(), CASES)
 
