@@ -2,9 +2,9 @@
 ``x //= y``, ``x &= y``...
 
 Each is ``apply_inplace(x, out_of_place_op, ...)`` (see ``ember.functions.inplace``), so
-autograd's in-place rules hold; without autograd recording, the common float ops write
-straight into the array with NumPy's ``out=``. ``add_``, ``mul_``, ``clamp_``... live in
-``ember.functions.inplace``.
+autograd's in-place rules hold; without autograd recording, a float tensor's op whose forward
+takes ``out=`` runs that forward straight into the tensor's array. ``add_``, ``mul_``,
+``clamp_``... live in ``ember.functions.inplace``.
 
 >>> import ember
 >>> x = ember.tensor([-1.0, 2.0])
@@ -22,6 +22,7 @@ from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..backend import xp_of
 from ..dtypes import is_float_np
+from ..ops import elementwise as E
 from . import elementwise as F
 from . import logical
 from . import math as M
@@ -52,21 +53,22 @@ def _recording(x: Tensor, args) -> bool:
     return x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
 
-def _fast_unary(x: Tensor, kernel) -> bool:
-    """Run ``kernel(xp, array)`` in place when autograd is not recording; False if it can't."""
+def _fast_unary(x: Tensor, op) -> bool:
+    """Run ``op``'s forward into ``x``'s own array when autograd is not recording; False if
+    it can't (the forward takes no ``out``, the dtype is not floating, a read-only view)."""
     d = x._data
-    if (state.grad_enabled and x._requires_grad) or not is_float_np(d.dtype) or x._readonly:
+    if not op.writes_out or not is_float_np(d.dtype) or x._readonly:
         return False
-    if graph_tracer(x) is not None:
+    if (state.grad_enabled and x._requires_grad) or graph_tracer(x) is not None:
         return False
-    kernel(np if type(d) is np.ndarray else xp_of(d), d)
+    op.forward(np if type(d) is np.ndarray else xp_of(d), d, out=d)
     x._version[0] += 1
     return True
 
 
-def _unary(name: str, fn, saves: bool, kernel=None):
+def _unary(name: str, fn, saves: bool, op):
     def method(self: Tensor) -> Tensor:
-        if kernel is not None and _fast_unary(self, kernel):
+        if op is not None and _fast_unary(self, op):
             return self
         return apply_inplace(self, fn, name=name, saves_inputs=saves)
 
@@ -84,49 +86,40 @@ def _binary(name: str, fn, saves: bool, example=("7.0, -7.5", "2")):
     return method
 
 
-def _ufunc_kernel(ufunc: str):
-    """A fast no-grad kernel writing ``xp.<ufunc>(d)`` into ``d`` itself."""
-
-    def kernel(xp, d):
-        return getattr(xp, ufunc)(d, out=d)
-
-    return kernel
-
-
-# (name, out-of-place function, whether its vjp reads the input, fast no-grad kernel)
+# (name, out-of-place function, whether its vjp reads the input, the op it applies to floats)
 _UNARY = [
-    ("abs_", F.abs, True, _ufunc_kernel("abs")),
-    ("neg_", F.neg, False, _ufunc_kernel("negative")),
-    ("sign_", F.sign, False, None),
-    ("reciprocal_", F.reciprocal, False, _ufunc_kernel("reciprocal")),
-    ("square_", F.square, True, _ufunc_kernel("square")),
-    ("exp_", M.exp, False, _ufunc_kernel("exp")),
-    ("expm1_", M.expm1, False, _ufunc_kernel("expm1")),
-    ("log_", M.log, True, _ufunc_kernel("log")),
-    ("log1p_", M.log1p, True, _ufunc_kernel("log1p")),
-    ("log2_", M.log2, True, _ufunc_kernel("log2")),
-    ("log10_", M.log10, True, _ufunc_kernel("log10")),
-    ("sqrt_", M.sqrt, False, _ufunc_kernel("sqrt")),
-    ("rsqrt_", M.rsqrt, False, None),
-    ("sin_", M.sin, True, _ufunc_kernel("sin")),
-    ("cos_", M.cos, True, _ufunc_kernel("cos")),
-    ("tan_", M.tan, False, _ufunc_kernel("tan")),
-    ("sinh_", M.sinh, True, _ufunc_kernel("sinh")),
-    ("cosh_", M.cosh, True, _ufunc_kernel("cosh")),
-    ("asin_", M.asin, True, _ufunc_kernel("arcsin")),
-    ("acos_", M.acos, True, _ufunc_kernel("arccos")),
-    ("atan_", M.atan, True, _ufunc_kernel("arctan")),
-    ("tanh_", M.tanh, False, _ufunc_kernel("tanh")),
-    ("sigmoid_", M.sigmoid, False, None),
-    ("relu_", M.relu, False, lambda xp, d: xp.maximum(d, 0, out=d)),
-    ("erf_", M.erf, True, None),
-    ("erfc_", M.erfc, True, None),
-    ("floor_", M.floor, False, _ufunc_kernel("floor")),
-    ("ceil_", M.ceil, False, _ufunc_kernel("ceil")),
-    ("trunc_", M.trunc, False, _ufunc_kernel("trunc")),
+    ("abs_", F.abs, True, E.Abs()),
+    ("neg_", F.neg, False, E.NEG),
+    ("sign_", F.sign, False, E.SIGN),
+    ("reciprocal_", F.reciprocal, False, E.Reciprocal()),
+    ("square_", F.square, True, E.PowScalar(2)),
+    ("exp_", M.exp, False, E.EXP),
+    ("expm1_", M.expm1, False, E.Expm1()),
+    ("log_", M.log, True, E.LOG),
+    ("log1p_", M.log1p, True, E.Log1p()),
+    ("log2_", M.log2, True, E.Log2()),
+    ("log10_", M.log10, True, E.Log10()),
+    ("sqrt_", M.sqrt, False, E.SQRT),
+    ("rsqrt_", M.rsqrt, False, E.Rsqrt()),
+    ("sin_", M.sin, True, E.SIN),
+    ("cos_", M.cos, True, E.COS),
+    ("tan_", M.tan, False, E.Tan()),
+    ("sinh_", M.sinh, True, E.SINH),
+    ("cosh_", M.cosh, True, E.COSH),
+    ("asin_", M.asin, True, E.Asin()),
+    ("acos_", M.acos, True, E.Acos()),
+    ("atan_", M.atan, True, E.Atan()),
+    ("tanh_", M.tanh, False, E.Tanh()),
+    ("sigmoid_", M.sigmoid, False, E.Sigmoid()),
+    ("relu_", M.relu, False, E.Relu()),
+    ("erf_", M.erf, True, E.Erf()),
+    ("erfc_", M.erfc, True, E.Erfc()),
+    ("floor_", M.floor, False, E.Floor()),
+    ("ceil_", M.ceil, False, E.Ceil()),
+    ("trunc_", M.trunc, False, E.Trunc()),
     ("frac_", M.frac, False, None),
-    ("logical_not_", logical.logical_not, False, None),
-    ("bitwise_not_", logical.bitwise_not, False, None),
+    ("logical_not_", logical.logical_not, False, E.LogicalNot()),
+    ("bitwise_not_", logical.bitwise_not, False, E.BitwiseNot()),
 ]
 
 _BINARY = [
@@ -147,8 +140,8 @@ _BITWISE = [
 ]
 
 TENSOR_METHODS: dict = {}
-for _name, _fn, _saves, _kernel in _UNARY:
-    TENSOR_METHODS[_name] = _unary(_name, _fn, _saves, _kernel)
+for _name, _fn, _saves, _op in _UNARY:
+    TENSOR_METHODS[_name] = _unary(_name, _fn, _saves, _op)
 for _name, _fn, _saves in _BINARY:
     TENSOR_METHODS[_name] = _binary(_name, _fn, _saves)
 for _name, _fn in _BITWISE:
@@ -162,7 +155,7 @@ def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
     >>> ember.tensor([0.5, 1.5, 2.46]).round_(decimals=1)
     tensor([0.5000, 1.5000, 2.5000])
     """
-    if decimals == 0 and _fast_unary(self, _ufunc_kernel("rint")):
+    if decimals == 0 and _fast_unary(self, E.Round()):
         return self
     return apply_inplace(self, M.round, name="round_", decimals=decimals)
 

@@ -3,7 +3,7 @@
 An in-place op computes the out-of-place result from an alias of the old value, writes it into
 the tensor's own storage, bumps the version counter (shared with views) and, when autograd is
 recording, moves the tensor's history to the new node. Without recording, arithmetic updates
-go straight into the array with NumPy's ``out=`` (the optimizer's hot path).
+run the op's own forward straight into the array (``out=``: the optimizer's hot path).
 
 >>> import ember
 >>> x = ember.zeros(3)
@@ -21,6 +21,7 @@ from .._errors import AutogradError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
 from ..dtypes import is_float_np
+from ..ops import elementwise as E
 from . import elementwise as F
 
 
@@ -70,9 +71,7 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
             raise DTypeError(
                 f"{name}: result type {rdt} can't be cast to the desired output type {xdt}"
             )
-        from ..ops.elementwise import cast
-
-        result = cast(result, xdt)
+        result = E.cast(result, xdt)
     if tuple(result.shape) != tuple(x.shape):
         raise EmberError(
             f"{name}: output with shape {tuple(x.shape)} doesn't match the broadcast shape "
@@ -139,7 +138,7 @@ def inplace_method(fn, name: str, saves_inputs: bool = True):
     return method
 
 
-_UFUNC = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.true_divide}
+_OPS = {"add_": E.ADD, "sub_": E.SUB, "mul_": E.MUL, "div_": E.DIV}  # their forwards take out=
 
 
 def _fast(x: Tensor, other, name: str) -> bool:
@@ -163,11 +162,8 @@ def _fast(x: Tensor, other, name: str) -> bool:
         return False
     if x._readonly:
         return False
-    ufunc = _UFUNC[name]
-    if type(xd) is not np.ndarray:
-        ufunc = getattr(xp_of(xd), ufunc.__name__)
     try:
-        ufunc(xd, od, out=xd)
+        _OPS[name].forward(np if type(xd) is np.ndarray else xp_of(xd), xd, od, out=xd)
     except ValueError:
         return False  # broadcasting that would change x's shape: take the checked path
     x._version[0] += 1

@@ -1,4 +1,4 @@
-"""The CUDA C that elementwise fusion emits for CuPy (``passes.fuse.cuda_source``).
+"""The CUDA C that elementwise fusion emits for CuPy (``passes.fused_renderers.cuda_source``).
 
 Without a GPU the generated operation is checked by compiling it as C++ on the host (g++,
 when present), one loop over the elements around the kernel body, and comparing with the NumPy
@@ -18,7 +18,8 @@ from ember import dtypes
 from ember.ops import elementwise as ew
 from ember.static import Graph
 from ember.static.passes import elementwise_fusion
-from ember.static.passes.fuse import FusedElementwise, cuda_source
+from ember.static.passes.fuse import FusedElementwise
+from ember.static.passes.fused_renderers import cuda_source
 
 SHAPE = (64,)
 F32, F64, B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(bool)

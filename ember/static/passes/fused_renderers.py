@@ -1,0 +1,261 @@
+"""Renderers of a fused elementwise program (see ``fuse.FusedElementwise``): numba source, CUDA C
+source, the NumPy ``out=`` step plan, and the program as readable text.
+
+Nothing here knows an op: each op's scalar expression (``op.scalar``, Python syntax over the
+inputs ``x``, ``y``, ``z``; see ``ember.ops.elementwise.kinds``) is parsed once and printed in
+either language, and the NumPy steps run the op's own ``forward`` into a buffer. Where numba
+and CUDA C spell a function differently, ``FUNCTIONS`` holds both spellings.
+
+>>> from ember.ops.elementwise import ADD, Relu
+>>> numba_expression(Relu(), ["a0"], lambda v: "c0", "float32")
+'c0 if (a0 <= c0) else a0'
+>>> c_expression(Relu(), ["t0"], lambda v: "0.0f", "float32")
+'(t0 <= 0.0f) ? 0.0f : t0'
+>>> text(ADD, ["x0", "relu(x1)"]), text(Relu(), ["x0 + x1"])
+('x0 + relu(x1)', 'relu(x0 + x1)')
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import re
+
+import numpy as np
+
+from ...ops.elementwise.kinds import substitute
+from . import _jit
+
+# function in a scalar expression -> (numba spelling, CUDA C spelling); ``cast`` converts to
+# the output dtype, whose names are filled in.
+FUNCTIONS = {
+    "exp": ("np.exp", "exp"),
+    "log": ("np.log", "log"),
+    "sqrt": ("np.sqrt", "sqrt"),
+    "tanh": ("np.tanh", "tanh"),
+    "abs": ("np.abs", "fabs"),
+    "cast": ("np.{dtype}", "({ctype})"),
+}
+CTYPES = {"float32": "float", "float64": "double"}  # output dtypes a CUDA kernel is made for
+CUDA_INPUTS = {"float32", "float64", "bool"}
+_ARGS = "xyz"
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_ATOMS = (ast.Name, ast.Constant, ast.Call)
+
+
+@functools.cache
+def _parse(expression: str) -> ast.expr:
+    return ast.parse(expression, mode="eval").body
+
+
+class _Printer:
+    """One op's scalar expression in numba Python (``c=False``) or CUDA C (``c=True``)."""
+
+    def __init__(self, c: bool, op, args, const, dtype: str):
+        self.c, self.op, self.args, self.const = c, op, args, const
+        self.dtype = dtype
+
+    def child(self, node) -> str:
+        s = self(node)
+        return s if isinstance(node, _ATOMS) else f"({s})"
+
+    def __call__(self, node) -> str:
+        c = self.c
+        if isinstance(node, ast.Name):
+            if node.id in _ARGS:
+                return self.args[_ARGS.index(node.id)]
+            return self.const(getattr(self.op, node.id))  # one of the op's fields
+        if isinstance(node, ast.Constant):
+            return self.const(node.value)
+        if isinstance(node, ast.UnaryOp):
+            sym = {ast.USub: "-", ast.Not: "!" if c else "not "}[type(node.op)]
+            return sym + self.child(node.operand)
+        if isinstance(node, ast.BinOp):
+            left, right = self.child(node.left), self.child(node.right)
+            if isinstance(node.op, ast.Pow):
+                return f"pow({self(node.left)}, {self(node.right)})" if c else f"{left} ** {right}"
+            return f"{left} {_BINARY[type(node.op)]} {right}"
+        if isinstance(node, ast.Compare):
+            (op,), (right,) = node.ops, node.comparators
+            return f"{self.child(node.left)} {_COMPARE[type(op)]} {self.child(right)}"
+        if isinstance(node, ast.BoolOp):
+            sym = {ast.Or: " || " if c else " or ", ast.And: " && " if c else " and "}
+            return sym[type(node.op)].join(self.child(v) for v in node.values)
+        if isinstance(node, ast.IfExp):
+            test, body, orelse = (self.child(n) for n in (node.test, node.body, node.orelse))
+            return f"{test} ? {body} : {orelse}" if c else f"{body} if {test} else {orelse}"
+        if isinstance(node, ast.Call):
+            fn = FUNCTIONS[node.func.id][c].format(dtype=self.dtype, ctype=CTYPES.get(self.dtype))
+            if node.func.id == "cast" and c:
+                return fn + self.child(node.args[0])
+            return f"{fn}({', '.join(self(a) for a in node.args)})"
+        raise ValueError(f"{type(self.op).__name__}.scalar: can't render {ast.dump(node)}")
+
+
+def numba_expression(op, args, const, dtype: str) -> str:
+    """``op``'s scalar expression in numba Python over the variables ``args``; ``const(v)``
+    names a constant of the output ``dtype``."""
+    return _Printer(False, op, args, const, dtype)(_parse(op.scalar))
+
+
+def c_expression(op, args, const, dtype: str) -> str:
+    """``op``'s scalar expression in CUDA C (see ``numba_expression``)."""
+    return _Printer(True, op, args, const, dtype)(_parse(op.scalar))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def text(op, parts) -> str:
+    """``op`` applied to the texts ``parts``, for reading: its scalar expression when that is
+    one operator or call on the inputs (``x0 + x1``, ``exp(x0)``), else ``name(parts)``."""
+    template = type(op).scalar
+    if isinstance(template, str):
+        node = _parse(template)
+        kids = {
+            ast.BinOp: lambda n: (n.left, n.right),
+            ast.UnaryOp: lambda n: (n.operand,),
+            ast.Call: lambda n: n.args,
+        }.get(type(node))
+        if kids is not None and all(isinstance(k, (ast.Name, ast.Constant)) for k in kids(node)):
+            return substitute(template, *parts)
+    return f"{_snake(type(op).__name__)}({', '.join(parts)})"
+
+
+# -- CUDA C ---------------------------------------------------------------------------------
+
+
+def _c_literal(value: float, ctype: str) -> str:
+    """``value`` as a CUDA C constant of ``ctype`` (inf and nan from their bit patterns)."""
+    v = float(value)
+    if math.isfinite(v):
+        return f"(({ctype}){v!r})"
+    bits = {math.inf: "0x7ff0000000000000ULL", -math.inf: "0xfff0000000000000ULL"}.get(
+        v, "0x7ff8000000000000ULL"
+    )
+    return f"(({ctype})__longlong_as_double((long long){bits}))"
+
+
+def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
+    """``(in_params, out_params, operation)`` of a ``cupy.ElementwiseKernel`` running
+    ``program`` (see ``FusedElementwise``) on inputs of ``in_dtypes`` into an output of
+    ``dtype``; the kernel broadcasts its inputs as CuPy does.
+
+    >>> from ember.ops.elementwise import ADD, Relu
+    >>> ins, outs, op = cuda_source(((ADD, (0, 1)), (Relu(), (2,))), ["float32"] * 2, "float32")
+    >>> ins, outs
+    ('float32 x0, float32 x1', 'float32 out')
+    >>> print(op)
+    float t0 = x0 + x1;
+    float t1 = (t0 <= ((float)0.0)) ? ((float)0.0) : t0;
+    out = t1;
+    """
+    n = len(in_dtypes)
+    ctype = CTYPES[dtype]
+
+    def c(value):
+        return _c_literal(value, ctype)
+
+    lines = []
+    for j, (op, args) in enumerate(program):
+        names = [f"x{a}" if a < n else f"t{a - n}" for a in args]
+        lines.append(f"{ctype} t{j} = {c_expression(op, names, c, dtype)};")
+    lines.append(f"out = t{len(program) - 1};")
+    ins = ", ".join(f"{np.dtype(d).name} x{i}" for i, d in enumerate(in_dtypes))
+    return ins, f"{dtype} out", "\n".join(lines)
+
+
+# -- numba --------------------------------------------------------------------------------------
+
+
+def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes):
+    """The numba kernel's source for ``program`` over inputs of ``in_dtypes`` and
+    ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
+    view it as: the output's dimensions are collapsed where every input agrees on varying or
+    broadcasting, so a bias ``(C, 1, 1)`` over ``(N, C, H, W)`` becomes ``(1, C, 1)`` over
+    ``(N, C, H*W)``. None when numba has no type for a dtype."""
+    if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype)):
+        return None
+    n = len(in_dtypes)
+    nd = len(shape)
+    padded = [(1,) * (nd - len(s)) + tuple(s) for s in in_shapes]
+    dims = []  # (size, flags): flags[k] is whether input k varies along this dimension
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        flags = tuple(p[d] != 1 for p in padded)
+        if dims and dims[-1][1] == flags:
+            dims[-1] = (dims[-1][0] * size, flags)
+        else:
+            dims.append((size, flags))
+    if not dims:
+        dims = [(1, tuple(False for _ in in_shapes))]
+    views = tuple(tuple(size if flags[k] else 1 for size, flags in dims) for k in range(n))
+    out_view = tuple(size for size, _ in dims)
+    consts: dict = {}
+
+    def c(value):
+        key = repr(float(value))
+        name = consts.get(key)
+        if name is None:
+            name = consts[key] = f"c{len(consts)}"
+        return name
+
+    depth = len(dims)
+    idx = [f"i{d}" for d in range(depth)]
+    loads: dict = {}  # loop level (0 = before the loops) -> statements
+    for k in range(n):
+        varying = [d for d, (_, flags) in enumerate(dims) if flags[k]]
+        level = varying[-1] + 1 if varying else 0
+        ix = ", ".join(idx[d] if dims[d][1][k] else "0" for d in range(depth))
+        loads.setdefault(level, []).append(f"a{k} = x{k}[{ix}]")
+    body = []
+    for j, (op, args) in enumerate(program):
+        names = [f"a{a}" if a < n else f"t{a - n}" for a in args]
+        body.append(f"t{j} = {numba_expression(op, names, c, dtype)}")
+    body.append(f"out[{', '.join(idx)}] = t{len(program) - 1}")
+    sig_in = "".join(f"ro({_jit.NUMBA_TYPES[d]!r}, {depth}), " for d in in_dtypes)
+    sig = f"types.void({sig_in}rw({_jit.NUMBA_TYPES[dtype]!r}, {depth}))"
+    params = ", ".join([f"x{i}" for i in range(n)] + ["out"])
+    lines = [_jit.HEADER]
+    for v, name in consts.items():
+        lines.append(f"{name} = np.{dtype}({v if math.isfinite(float(v)) else repr(v)})")
+    lines.append(
+        f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy")\ndef kernel({params}):'
+    )
+    lines.append(f"    {', '.join(f'n{d}' for d in range(depth))}, = out.shape")
+    ind = "    "
+    lines += [ind + s for s in loads.get(0, ())]
+    for d in range(depth):
+        lines.append(f"{ind}for i{d} in range(n{d}):")
+        ind += "    "
+        lines += [ind + s for s in loads.get(d + 1, ())]
+    lines += [ind + s for s in body]
+    return "\n".join(lines) + "\n", (views, out_view)
+
+
+# -- NumPy out= steps ---------------------------------------------------------------------------
+
+
+def numpy_steps(program: tuple, n_inputs: int, reuse: int) -> tuple:
+    """Per instruction: ``(op, args, buffers free before it, whether it writes into a
+    buffer)``. An op whose forward takes ``out`` writes into a free buffer (or a new one);
+    a buffer is an intermediate so written (or the reusable input ``reuse``, as -1) whose
+    last reader is this instruction."""
+    owned = set()
+    last = {}
+    for j, (_, args) in enumerate(program):
+        for a in args:
+            last[a] = j
+    steps = []
+    for j, (op, args) in enumerate(program):
+        frees = [a for a in set(args) if last.get(a) == j and a in owned]
+        if reuse >= 0 and last.get(reuse) == j:
+            frees.append(-1)
+        steps.append((op, args, frees, op.writes_out))
+        if op.writes_out:
+            owned.add(n_inputs + j)
+    return tuple(steps)

@@ -1,0 +1,170 @@
+"""The one expression table of elementwise fusion: each fusable op's ``scalar`` expression
+(beside its forward in ``ember.ops.elementwise``) rendered as numba Python, as CUDA C and as
+the NumPy ``out=`` steps, each equal to the op's own forward on inputs with NaN, infinities
+and signed zeros. A new op with a ``scalar`` fails ``test_every_fusable_op_has_a_case`` until
+it gets a case here.
+"""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from ember import dtypes
+from ember.ops import elementwise as ew
+from ember.static.passes import _jit
+from ember.static.passes.fuse import FUSABLE, FusedElementwise
+from ember.static.passes.fused_renderers import cuda_source, text
+from tests.static.test_fused_cuda import _host_library
+
+SHAPE = (4, 16)
+B = np.dtype(bool)
+
+# (op, input dtypes: "f" = the output's float dtype, "b" = bool)
+CASES = [
+    (ew.ADD, "ff"),
+    (ew.SUB, "ff"),
+    (ew.MUL, "ff"),
+    (ew.DIV, "ff"),
+    (ew.NEG, "f"),
+    (ew.Abs(), "f"),
+    (ew.Reciprocal(), "f"),
+    (ew.EXP, "f"),
+    (ew.LOG, "f"),
+    (ew.SQRT, "f"),
+    (ew.Rsqrt(), "f"),
+    (ew.Tanh(), "f"),
+    (ew.Sigmoid(), "f"),
+    (ew.Relu(), "f"),
+    (ew.ReluGrad(), "ff"),
+    (ew.Maximum(), "ff"),
+    (ew.Minimum(), "ff"),
+    (ew.Where(), "bff"),
+    (ew.Clamp(lo=-1.5, hi=2.0), "f"),
+    (ew.Clamp(lo=0.0), "f"),
+    (ew.Clamp(hi=float("inf")), "f"),
+    (ew.Clamp(lo=float("-inf"), hi=float("nan")), "f"),
+    (ew.PowScalar(2), "f"),
+    (ew.PowScalar(0.5), "f"),
+    (ew.PowScalar(-1), "f"),
+    (ew.PowScalar(3), "f"),
+    (ew.Cast(dtypes.float32), "b"),
+    (ew.Cast(dtypes.float64), "f"),
+]
+# ops whose rendering calls a libm function that numba / the C library may round differently
+# from NumPy's vectorized loops (within a few ulp); everything else is bit for bit
+_TRANSCENDENTAL = ("exp", "log", "tanh", "**")
+# max(0.0, -0.0) may be either zero (NumPy's own loops differ too)
+_EITHER_ZERO = (ew.Maximum, ew.Minimum, ew.Clamp)
+_IDS = [f"{type(op).__name__}-{i}" for i, (op, _) in enumerate(CASES)]
+
+
+def _dtype(op, float_dtype):
+    return op.dtype.np if isinstance(op, ew.Cast) else float_dtype
+
+
+def _inputs(kinds, dtype, rng):
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 1e-30])
+    out = []
+    for k in kinds:
+        if k == "b":
+            out.append(rng.random(SHAPE) < 0.5)
+            continue
+        x = rng.standard_normal(SHAPE) * 3
+        x.flat[: len(special)] = rng.permutation(special)
+        out.append(x.astype(dtype))
+    return out
+
+
+def _program(op, kinds, dtype):
+    n = len(kinds)
+    names = [f"x{i}" for i in range(n)]
+    return FusedElementwise.make(text(op, names), ((op, tuple(range(n))),), n, SHAPE, dtype.name)
+
+
+def _same(got, want, exact, op):
+    got, want, name = np.asarray(got), np.asarray(want), str(op)
+    assert got.dtype == want.dtype and got.shape == want.shape, name
+    if exact:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        zeros = want == 0
+        assert isinstance(op, _EITHER_ZERO) or np.array_equal(
+            np.signbit(got[zeros]), np.signbit(want[zeros])
+        ), name
+    else:
+        np.testing.assert_allclose(got, want, rtol=4e-7 if got.dtype == np.float64 else 4e-6)
+
+
+def _exact(op):
+    return not any(f in op.scalar for f in _TRANSCENDENTAL)
+
+
+def test_every_fusable_op_has_a_case():
+    assert {type(op) for op, _ in CASES} == FUSABLE
+    for op, _ in CASES:
+        assert isinstance(op.scalar, str) and op.writes_out in (True, False)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float64)])
+@pytest.mark.parametrize(("op", "kinds"), CASES, ids=_IDS)
+def test_numpy_out_steps_equal_the_forward(op, kinds, dtype):
+    xs = _inputs(kinds, dtype, np.random.default_rng(0))
+    out_dtype = _dtype(op, dtype)
+    with np.errstate(all="ignore"):
+        want = op.forward(np, *xs)
+        got = _program(op, kinds, out_dtype)._run_numpy(xs)
+    _same(got, want, True, op)
+
+
+@pytest.mark.skipif(not _jit.available(), reason="numba is not installed")
+@pytest.mark.parametrize(("op", "kinds"), CASES, ids=_IDS)
+def test_numba_rendering_equals_the_forward(op, kinds):
+    dtype = np.dtype(np.float32)
+    xs = _inputs(kinds, dtype, np.random.default_rng(1))
+    fused = _program(op, kinds, _dtype(op, dtype))
+    prev = _jit.set_mode("sync")
+    try:
+        k = fused._request_kernel(xs)
+        assert k and k.fn is not None, getattr(k, "error", None)
+        with np.errstate(all="ignore"):
+            got = fused._run_kernel(k.fn, xs)
+            want = op.forward(np, *xs)
+    finally:
+        _jit.set_mode(prev)
+    _same(got, want, _exact(op), op)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a host C++ compiler")
+def test_cuda_rendering_equals_the_forward(tmp_path):
+    rng = np.random.default_rng(2)
+    kernels, runs = {}, {}
+    for i, (op, kinds) in enumerate(CASES):
+        for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+            xs = _inputs(kinds, dtype, rng)
+            out_dtype = _dtype(op, dtype)
+            name = f"k{i}_{dtype.name}"
+            kernels[name] = cuda_source(
+                ((op, tuple(range(len(kinds)))),),
+                [x.dtype.name for x in xs],
+                np.dtype(out_dtype).name,
+            )
+            runs[name] = (op, xs, np.dtype(out_dtype))
+    lib = _host_library(tmp_path, kernels)
+    import ctypes
+
+    for name, (op, xs, out_dtype) in runs.items():
+        got = np.empty(SHAPE, out_dtype)
+        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in xs + [got]]
+        getattr(lib, name)(*ptrs, ctypes.c_long(got.size))
+        with np.errstate(all="ignore"):
+            want = op.forward(np, *xs)
+        _same(got, want, _exact(op), op)
+
+
+def test_text_of_a_program():
+    assert text(ew.ADD, ["x0", "x1"]) == "x0 + x1"
+    assert text(ew.Reciprocal(), ["x0"]) == "1 / x0"
+    assert text(ew.Rsqrt(), ["x0"]) == "rsqrt(x0)"
+    assert text(ew.ReluGrad(), ["x0", "x1"]) == "relu_grad(x0, x1)"
+    assert text(ew.Clamp(lo=0.0), ["x0"]) == "clamp(x0)"
+    assert text(ew.Cast(dtypes.float64), ["x0"]) == "cast(x0)"
