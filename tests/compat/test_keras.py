@@ -1,10 +1,11 @@
-"""tf.keras over ember: layers (Keras layouts and initializers), losses, optimizers (Keras
-rules), and fit / custom loops against their ember-native versions."""
+"""tf.keras over ember: layers (Keras layouts and initializers), losses, metrics, optimizers
+(Keras rules), fit, custom and tf.function training loops, each checked against what
+TensorFlow computes: closed forms in NumPy from the layers' weights (float64), and the numbers
+the tf.keras API docs show in their examples. TensorFlow itself is not needed."""
 
 import numpy as np
 import pytest
 
-import ember
 import ember.compat.tf as tf
 from ember import EmberError, ShapeError
 
@@ -203,22 +204,74 @@ def make_data(n=40, d=12, c=3, seed=0):
     return rng.standard_normal((n, d)), rng.integers(0, c, n)
 
 
-def native_mlp(model):
-    """An ember.nn copy of a Dense(relu) -> Dense Keras model (kernels transposed)."""
-    k1, b1, k2, b2 = model.get_weights()
-    net = ember.nn.Sequential(
-        ember.nn.Linear(*k1.shape), ember.nn.ReLU(), ember.nn.Linear(*k2.shape)
-    )
-    with ember.no_grad():
-        net[0].weight.copy_(ember.tensor(k1.T))
-        net[0].bias.copy_(ember.tensor(b1))
-        net[2].weight.copy_(ember.tensor(k2.T))
-        net[2].bias.copy_(ember.tensor(b2))
-    return net
+# -- closed forms in NumPy (float64): what TensorFlow computes, from the layers' weights ----------
+
+
+def np_softmax(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def np_sparse_ce(z, y):
+    """Mean sparse categorical crossentropy of logits ``z`` and its gradient w.r.t. ``z``."""
+    p = np_softmax(z)
+    n = len(y)
+    loss = -np.log(p[np.arange(n), y]).mean()
+    dz = p.copy()
+    dz[np.arange(n), y] -= 1
+    return loss, dz / n
+
+
+def np_mlp(weights, x):
+    """Dense(relu) -> Dense: the hidden pre-activation, hidden layer and logits."""
+    k1, b1, k2, b2 = weights
+    pre = x @ k1 + b1
+    h = np.maximum(pre, 0)
+    return pre, h, h @ k2 + b2
+
+
+def np_mlp_step(weights, x, y):
+    """(loss, logits, gradients of the kernels and biases) of the MLP under sparse CE."""
+    k1, b1, k2, b2 = weights
+    pre, h, z = np_mlp(weights, x)
+    loss, dz = np_sparse_ce(z, y)
+    dpre = (dz @ k2.T) * (pre > 0)
+    return loss, z, [x.T @ dpre, dpre.sum(0), h.T @ dz, dz.sum(0)]
+
+
+class NpAdam:
+    """Keras' Adam, as tf.keras.optimizers.Adam documents it: lr_t = lr * sqrt(1 - b2^t) /
+    (1 - b1^t), m += (g - m)(1 - b1), v += (g^2 - v)(1 - b2), w -= lr_t * m / (sqrt(v) + eps),
+    eps = 1e-7."""
+
+    def __init__(self, lr, b1=0.9, b2=0.999, eps=1e-7):
+        self.lr, self.b1, self.b2, self.eps, self.t = lr, b1, b2, eps, 0
+        self.m = self.v = None
+
+    def step(self, weights, grads):
+        if self.m is None:
+            self.m = [np.zeros_like(w) for w in weights]
+            self.v = [np.zeros_like(w) for w in weights]
+        self.t += 1
+        lr_t = self.lr * np.sqrt(1 - self.b2**self.t) / (1 - self.b1**self.t)
+        out = []
+        for w, g, m, v in zip(weights, grads, self.m, self.v):
+            m += (g - m) * (1 - self.b1)
+            v += (g * g - v) * (1 - self.b2)
+            out.append(w - lr_t * m / (np.sqrt(v) + self.eps))
+        return out
+
+
+def f64(weights):
+    return [np.asarray(w, np.float64) for w in weights]
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_fit_matches_native_training(shuffle):
+def test_fit_matches_closed_form_sgd(shuffle):
+    """fit() with SGD against the closed form: logits = relu(x @ K1 + b1) @ K2 + b2, softmax
+    cross-entropy, w -= lr * grad per batch, the epoch's loss the batch losses weighted by batch
+    size (as Keras' loss tracker), accuracy counted on each batch before its update. Shuffled,
+    one batch per epoch: the order does not change the numbers."""
     xs, ys = make_data()
     model = keras.Sequential(
         [
@@ -231,59 +284,52 @@ def test_fit_matches_native_training(shuffle):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-    net = native_mlp(model)
+    weights = f64(model.get_weights())
+    batch = 40 if shuffle else 16
     tf.random.set_seed(7)
     history = model.fit(
         xs,
         ys,
         epochs=3,
-        batch_size=16,
+        batch_size=batch,
         shuffle=shuffle,
         verbose=0,
         validation_data=(xs[:10], ys[:10]),
     )
     assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
     assert history.epoch == [0, 1, 2]
-    # -- the ember-native version ------------------------------------------------------------
-    ember.manual_seed(7)
-    opt = ember.optim.SGD(net.parameters(), lr=0.1)
-    x, y = ember.tensor(xs, dtype=ember.float32), ember.tensor(ys)
-    ref_loss, ref_acc = [], []
+    x = xs.astype(np.float32).astype(np.float64)
+    ref_loss, ref_acc, ref_val = [], [], []
     for _ in range(3):
-        order = ember.randperm(40) if shuffle else ember.arange(40)
         total = correct = 0.0
-        for start in range(0, 40, 16):
-            idx = order[start : start + 16]
-            opt.zero_grad()
-            logits = net(x[idx])
-            loss = ember.nn.functional.cross_entropy(logits, y[idx])
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(idx)  # Keras weights batch losses by batch size
-            correct += (logits.argmax(1) == y[idx]).sum().item()
+        for start in range(0, 40, batch):
+            xb, yb = x[start : start + batch], ys[start : start + batch]
+            loss, z, grads = np_mlp_step(weights, xb, yb)
+            weights = [w - 0.1 * g for w, g in zip(weights, grads)]
+            total += loss * len(yb)
+            correct += (z.argmax(1) == yb).sum()
         ref_loss.append(total / 40)
         ref_acc.append(correct / 40)
+        ref_val.append(np_sparse_ce(np_mlp(weights, x[:10])[2], ys[:10])[0])
     np.testing.assert_allclose(history.history["loss"], ref_loss, rtol=1e-5)
     np.testing.assert_allclose(history.history["accuracy"], ref_acc, rtol=1e-6)
-    np.testing.assert_allclose(
-        model.get_weights()[0], net[0].weight.detach().numpy().T, rtol=1e-5, atol=1e-6
-    )
-    with ember.no_grad():
-        val = ember.nn.functional.cross_entropy(net(x[:10]), y[:10]).item()
-    np.testing.assert_allclose(history.history["val_loss"][-1], val, rtol=1e-5)
+    np.testing.assert_allclose(history.history["val_loss"], ref_val, rtol=1e-5)
+    for got, want in zip(model.get_weights(), weights):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     loss, acc = model.evaluate(xs[:10], ys[:10], verbose=0)
-    np.testing.assert_allclose(loss, val, rtol=1e-5)
-    with ember.no_grad():
-        np.testing.assert_allclose(
-            model.predict(xs, batch_size=7, verbose=0), net(x).numpy(), rtol=1e-5, atol=1e-6
-        )
+    np.testing.assert_allclose(loss, ref_val[-1], rtol=1e-5)
+    np.testing.assert_allclose(
+        model.predict(xs, batch_size=7, verbose=0), np_mlp(weights, x)[2], rtol=1e-4, atol=1e-5
+    )
 
 
-def test_custom_loop_with_apply_gradients_matches_native():
+def test_custom_loop_with_apply_gradients_matches_closed_form_adam():
+    """The Keras custom training loop (GradientTape, apply_gradients) against the closed form:
+    the MLP's softmax cross-entropy and its gradients in NumPy, Keras' documented Adam rule."""
     xs, ys = make_data(seed=1)
     model = keras.Sequential([keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)])
     model(xs[:1])  # built on the first call
-    net = native_mlp(model)
+    weights = f64(model.get_weights())
     optimizer = keras.optimizers.Adam(learning_rate=0.01)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     x, y = tf.constant(xs, dtype=tf.float32), tf.constant(ys)
@@ -295,28 +341,20 @@ def test_custom_loop_with_apply_gradients_matches_native():
         grads = tape.gradient(loss_value, model.trainable_weights)
         optimizer.apply_gradients(zip(grads, model.trainable_weights))
         losses.append(float(loss_value))
-    # -- ember-native, with Keras' Adam rule written out ---------------------------------------
-    params = list(net.parameters())
-    ms = [ember.zeros_like(p) for p in params]
-    vs = [ember.zeros_like(p) for p in params]
-    ref = []
-    for t in range(1, 6):
-        loss = ember.nn.functional.cross_entropy(net(x), y.long())
-        grads = ember.autograd.grad(loss, params)
-        alpha = 0.01 * (1 - 0.999**t) ** 0.5 / (1 - 0.9**t)
-        with ember.no_grad():
-            for p, g, m, v in zip(params, grads, ms, vs):
-                m += (g - m) * 0.1
-                v += (g * g - v) * 0.001
-                p -= m * alpha / (v.sqrt() + 1e-7)
-        ref.append(loss.item())
+    xf, adam, ref = xs.astype(np.float32).astype(np.float64), NpAdam(0.01), []
+    for _ in range(5):
+        loss, _, grads = np_mlp_step(weights, xf, ys)
+        weights = adam.step(weights, grads)
+        ref.append(loss)
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
-    np.testing.assert_allclose(
-        model.layers[1].bias.numpy(), net[2].bias.detach().numpy(), rtol=1e-4, atol=1e-6
-    )
+    for got, want in zip(model.get_weights(), weights):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_compiled_keras_step_matches_eager():
+def test_keras_step_eager_and_compiled_match_closed_form():
+    """One Keras training step (Dense(relu) -> Dense(softmax), sparse cross-entropy of the
+    probabilities, Adam), run eagerly and under tf.function: both give the closed form's losses
+    and weights."""
     xs, ys = make_data(seed=2)
     models = []
     for _ in range(2):
@@ -338,14 +376,23 @@ def test_compiled_keras_step_matches_eager():
         return loss
 
     (m0, o0), (m1, o1) = models
+    weights = f64(m0.get_weights())
+    np.testing.assert_array_equal(m1.get_weights()[0], m0.get_weights()[0])  # same seed
     o1.build(m1.trainable_variables)
     fast = tf.function(lambda x, y: step(m1, o1, x, y))
     x, y = tf.constant(xs, dtype=tf.float32), tf.constant(ys)
     eager = [float(step(m0, o0, x, y)) for _ in range(4)]
     compiled = [float(fast(x, y)) for _ in range(4)]
-    np.testing.assert_allclose(compiled, eager, rtol=1e-5)
-    for a, b in zip(m0.get_weights(), m1.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    xf, adam, ref = xs.astype(np.float32).astype(np.float64), NpAdam(0.01), []
+    for _ in range(4):
+        loss, _, grads = np_mlp_step(weights, xf, ys)  # softmax then -log p: the same gradient
+        weights = adam.step(weights, grads)
+        ref.append(loss)
+    np.testing.assert_allclose(eager, ref, rtol=1e-5)
+    np.testing.assert_allclose(compiled, ref, rtol=1e-5)
+    for model in (m0, m1):
+        for got, want in zip(model.get_weights(), weights):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_cnn_fit_and_summary(capsys):
@@ -430,9 +477,21 @@ def test_keras_errors():
         keras.optimizers.SGD().apply_gradients([(None, tf.Variable(1.0))])
 
 
-def test_model_built_inside_tf_function_matches_eager():
+def np_patches(x, k):
+    """(N, OH, OW, k*k*C) windows of an NHWC batch for a k x k 'valid' convolution, stride 1,
+    ordered as a (k, k, C, out) Keras kernel reshaped to (k*k*C, out)."""
+    n, h, w, c = x.shape
+    oh, ow = h - k + 1, w - k + 1
+    cols = [x[:, i : i + oh, j : j + ow, :] for i in range(k) for j in range(k)]
+    return np.stack(cols, axis=3).reshape(n, oh, ow, k * k * c)
+
+
+def test_model_built_inside_tf_function_matches_closed_form():
     """The TF2 "quickstart for experts" loop: the model's weights and Adam's slots are made on
-    the first (traced) call, and the metrics accumulate inside the graph."""
+    the first (traced) call, and the metrics accumulate inside the graph. Eager and tf.function
+    runs both give the closed form: Conv2D(3x3, valid, relu) -> Flatten (NHWC, row-major) ->
+    Dense, softmax cross-entropy of the logits, Keras' Adam, the epoch's Mean of batch losses
+    and the accuracy over its samples."""
     rng = np.random.default_rng(0)
     images = rng.random((32, 6, 6, 1)).astype(np.float32)
     labels = rng.integers(0, 4, 32)
@@ -476,7 +535,84 @@ def test_model_built_inside_tf_function_matches_eager():
             assert step.traces == 1
         return epochs, model.get_weights()
 
-    (eager, w_eager), (graph, w_graph) = run(False), run(True)
-    np.testing.assert_allclose(graph, eager, rtol=1e-5)
-    for a, b in zip(w_eager, w_graph):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    tf.random.set_seed(0)  # the initial weights: the same seed, built eagerly
+    first = MyModel()
+    first(images[:1])
+    weights = f64(first.get_weights())  # conv kernel (3, 3, 1, 3), bias, dense (48, 4), bias
+    adam, ref = NpAdam(0.01), []
+    for _ in range(2):
+        losses, correct = [], 0
+        for i in range(0, 32, 8):
+            x, y = images[i : i + 8].astype(np.float64), labels[i : i + 8]
+            k, b, w, c = weights
+            cols = np_patches(x, 3)
+            pre = cols @ k.reshape(9, 3) + b  # (8, 4, 4, 3)
+            feat = np.maximum(pre, 0).reshape(8, -1)
+            loss, dz = np_sparse_ce(feat @ w + c, y)
+            dpre = (dz @ w.T).reshape(pre.shape) * (pre > 0)
+            grads = [
+                (cols.reshape(-1, 9).T @ dpre.reshape(-1, 3)).reshape(k.shape),
+                dpre.sum((0, 1, 2)),
+                feat.T @ dz,
+                dz.sum(0),
+            ]
+            correct += ((feat @ w + c).argmax(1) == y).sum()
+            weights = adam.step(weights, grads)
+            losses.append(loss)
+        ref.append((np.mean(losses), correct / 32))
+    for compiled in (False, True):
+        epochs, final = run(compiled)
+        np.testing.assert_allclose(epochs, ref, rtol=1e-5)
+        for got, want in zip(final, weights):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_documented_examples():
+    """The numbers the tf.keras API docs show in their "Standalone usage" examples."""
+    y_true, y_pred = [1, 2], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]
+    scce = keras.losses.SparseCategoricalCrossentropy
+    assert scce()(y_true, y_pred).item() == pytest.approx(1.177, abs=1e-3)
+    assert scce()(y_true, y_pred, sample_weight=[0.3, 0.7]).item() == pytest.approx(0.814, abs=1e-3)
+    assert scce(reduction="sum")(y_true, y_pred).item() == pytest.approx(2.354, abs=1e-3)
+    np.testing.assert_allclose(
+        scce(reduction="none")(y_true, y_pred).numpy(), [0.0513, 2.303], atol=1e-3
+    )
+    onehot = [[0, 1, 0], [0, 0, 1]]
+    assert keras.losses.CategoricalCrossentropy()(onehot, y_pred).item() == pytest.approx(
+        1.177, abs=1e-3
+    )
+    mse = keras.losses.MeanSquaredError()
+    assert mse([[0.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [1.0, 0.0]]).item() == pytest.approx(0.5)
+    bce = keras.losses.BinaryCrossentropy()
+    assert bce([[0, 1], [0, 0]], [[0.6, 0.4], [0.4, 0.6]]).item() == pytest.approx(0.815, abs=1e-3)
+    acc = keras.metrics.Accuracy()
+    acc.update_state([[1], [2], [3], [4]], [[0], [2], [3], [4]])
+    assert acc.result().item() == pytest.approx(0.75)
+    sacc = keras.metrics.SparseCategoricalAccuracy()
+    sacc.update_state([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0]])
+    assert sacc.result().item() == pytest.approx(0.5)
+    mean = keras.metrics.Mean()
+    mean.update_state([1, 3, 5, 7])
+    assert mean.result().item() == pytest.approx(4.0)
+    assert keras.layers.Dense(32)(np.zeros((2, 16), np.float32)).shape == (2, 32)
+
+
+@pytest.mark.parametrize(
+    "make, start, want",
+    [
+        # SGD: var 1.0, loss var**2 / 2: one step of lr 0.1 -> 0.9; with momentum 0.9 the
+        # second step moves 0.18 (0.9 -> 0.72)
+        (lambda: keras.optimizers.SGD(learning_rate=0.1), 1.0, [0.9]),
+        (lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9), 1.0, [0.9, 0.72]),
+        # Adam: var 10.0, one step of lr 0.1 -> 9.9; RMSprop -> 9.683772
+        (lambda: keras.optimizers.Adam(learning_rate=0.1), 10.0, [9.9]),
+        (lambda: keras.optimizers.RMSprop(learning_rate=0.1), 10.0, [9.683772]),
+    ],
+)
+def test_documented_optimizer_examples(make, start, want):
+    opt, var = make(), tf.Variable(start)
+    got = []
+    for _ in want:
+        opt.minimize(lambda: (var**2) / 2.0, [var])
+        got.append(float(var.numpy()))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
