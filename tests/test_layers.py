@@ -77,14 +77,6 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         # the CUDA tensor types (ember.cuda.FloatTensor) come from _legacy, above backend;
         # ember/backend/ is being reworked under another part of issue 12.
         ("ember.backend.cuda", "ember._legacy"),
-        # static/ knows Module, Optimizer, Adam and SGD by class: issue 12 unties static/
-        # (optimizer rules written once in ember ops, stateful objects found by a protocol).
-        ("ember.static.compile", "ember.nn.module"),
-        ("ember.static.compile", "ember.optim.optimizer"),
-        ("ember.static.cuda_graph", "ember.optim.adam"),
-        ("ember.static.cuda_graph", "ember.optim.sgd"),
-        ("ember.static.passes.optimizer", "ember.optim.adam"),
-        ("ember.static.passes.optimizer", "ember.optim.sgd"),
     }
 )
 

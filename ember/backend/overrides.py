@@ -19,9 +19,10 @@ Where the choice is made: ``ember.ops.base.apply`` (eager), ``ember.static.execu
 ``table(device_type)[type(op)]`` (one dict lookup; ``run`` and ``bind`` wrap it). On the CPU
 there is no lookup at all while no CPU override is registered (``live``).
 
-An optimizer's per-parameter ``update(p, g, state, group)`` rule is overridable the same way:
-``@overridable`` marks the reference rule, and an override registered for the optimizer class
-is called as ``fn(opt, xp, p, g, state, group)`` (returning ``NotImplemented`` to decline).
+An optimizer's per-parameter rule (its ``update``, written in ember ops) is overridable the
+same way: ``table(device_type, "update")`` finds the override registered for the optimizer
+class, which ``Optimizer.step`` calls as ``fn(opt, xp, p, g, state, group)`` on the arrays
+(returning ``NotImplemented`` to decline; the rule runs then).
 
 Keys: an override belongs to the class whose body (``forward``, or the marked rule) it replaces.
 A subclass that inherits that body inherits the override; one that defines its own body does
@@ -184,32 +185,6 @@ def _first(fn, op, xp, *arrays):
     return op.forward(xp, *arrays) if out is NotImplemented else out
 
 
-def overridable(rule: Callable) -> Callable:
-    """Mark ``rule``, a method ``(self, p, *args)`` whose first argument is an array (an
-    optimizer's ``update(p, g, state, group)``), as a body device kernels may override: a call
-    runs the override registered for ``type(self)`` on ``p``'s device, if any, as
-    ``fn(self, xp, p, *args)``, and ``rule`` when there is none or it declines."""
-    from . import xp_of
-
-    cpu, cuda = table("cpu", rule.__name__), table("cuda", rule.__name__)
-
-    @functools.wraps(rule)
-    def dispatch(self, p, *args):
-        if type(p) is _ndarray:
-            xp, fn = np, cpu[type(self)]
-        else:
-            xp = xp_of(p)
-            fn = (cpu if xp is np else cuda)[type(self)]
-        if fn is not None:
-            out = fn(self, xp, p, *args)
-            if out is not NotImplemented:
-                return out
-        return rule(self, p, *args)
-
-    dispatch.reference = rule  # the body itself, for tests comparing an override with it
-    return dispatch
-
-
 __all__ = [
     "DEVICE_TYPES",
     "register",
@@ -219,7 +194,6 @@ __all__ = [
     "table",
     "run",
     "bind",
-    "overridable",
     "device_type",
     "qualname",
 ]

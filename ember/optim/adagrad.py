@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from ..backend import xp_of
-from .optimizer import Optimizer
+from ..backend import overrides
+from .optimizer import Optimizer, state_like, step_count
 
 
 class Adagrad(Optimizer):
@@ -52,18 +52,28 @@ class Adagrad(Optimizer):
         )
 
     def init_state(self, p, group) -> dict:
-        xp = xp_of(p._data)
-        init = group["initial_accumulator_value"]
-        return {"step": 0, "sum": xp.full_like(p._data, init)}
+        return {"step": step_count(), "sum": state_like(p, group["initial_accumulator_value"])}
 
-    def update(self, p, g, state, group) -> None:
-        xp = xp_of(p)
-        state["step"] = t = state["step"] + 1
+    def update(self, p, g, state, group, hp) -> None:
+        t = hp["step"]
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        clr = group["lr"] / (1.0 + (t - 1) * group["lr_decay"])
+            g = g + hp["weight_decay"] * p
+        clr = hp["lr"] / (1.0 + (t - 1.0) * hp["lr_decay"])
         s = state["sum"]
-        s += g * g
-        std = xp.sqrt(s)
-        std += group["eps"]
-        p -= clr * (g / std)
+        s.add_(g * g)
+        std = s.sqrt() + hp["eps"]
+        p.sub_(clr * (g / std))
+
+
+@overrides.register(Adagrad, "cpu")
+def _adagrad_numpy(opt, xp, p, g, state, group):
+    """``Adagrad.update`` in place on the arrays, term for term."""
+    t = float(state["step"]._data)
+    if group["weight_decay"]:
+        g = g + group["weight_decay"] * p
+    clr = group["lr"] / (1.0 + (t - 1) * group["lr_decay"])
+    s = state["sum"]._data
+    s += g * g
+    std = xp.sqrt(s)
+    std += group["eps"]
+    p -= clr * (g / std)

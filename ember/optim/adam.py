@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ..backend import xp_of
-from ..backend.overrides import overridable
-from .optimizer import Optimizer
+from ..backend import overrides
+from .optimizer import Optimizer, state_like, step_count
 
 
 class Adam(Optimizer):
@@ -60,45 +59,56 @@ class Adam(Optimizer):
         )
 
     def init_state(self, p, group) -> dict:
-        xp = xp_of(p._data)
-        state = {
-            "step": 0,
-            "exp_avg": xp.zeros_like(p._data),
-            "exp_avg_sq": xp.zeros_like(p._data),
-        }
+        state = {"step": step_count(), "exp_avg": state_like(p), "exp_avg_sq": state_like(p)}
         if group["amsgrad"]:
-            state["max_exp_avg_sq"] = xp.zeros_like(p._data)
+            state["max_exp_avg_sq"] = state_like(p)
         return state
 
-    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
-    def update(self, p, g, state, group) -> None:
-        xp = xp_of(p)
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        state["step"] = t = state["step"] + 1
-        if wd:
+    def update(self, p, g, state, group, hp) -> None:
+        lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
+        t = hp["step"]
+        if group["weight_decay"]:
             if self.decoupled:
-                p *= 1.0 - lr * wd
+                p.mul_(1.0 - lr * wd)
             else:
                 g = g + wd * p
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        tmp = (g * (1.0 - b1)).astype(p.dtype, copy=False)  # bfloat16 * float is float32
-        m *= b1
-        m += tmp
-        xp.multiply(g, g, out=tmp)
-        tmp *= 1.0 - b2
-        v *= b2
-        v += tmp
+        m.mul_(b1).add_(g * (1.0 - b1))
+        v.mul_(b2).add_(g * g * (1.0 - b2))
         if group["amsgrad"]:
-            vmax = state["max_exp_avg_sq"]
-            xp.maximum(vmax, v, out=vmax)
-            v = vmax
-        step_size = lr / (1.0 - b1**t)
-        xp.sqrt(v, out=tmp)
-        tmp /= math.sqrt(1.0 - b2**t)
-        tmp += eps
-        xp.divide(m, tmp, out=tmp)
-        tmp *= step_size
-        p -= tmp
+            v = state["max_exp_avg_sq"].copy_(state["max_exp_avg_sq"].maximum(v))
+        denom = v.sqrt() / (1.0 - b2**t).sqrt() + eps
+        p.sub_(m / denom * (lr / (1.0 - b1**t)))
+
+
+@overrides.register(Adam, "cpu")
+def _adam_numpy(opt, xp, p, g, state, group):
+    """``Adam.update`` in place on the arrays, term for term (no temporaries but one)."""
+    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    t = float(state["step"]._data)
+    if wd:
+        if opt.decoupled:
+            p *= 1.0 - lr * wd
+        else:
+            g = g + wd * p
+    m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    tmp = (g * (1.0 - b1)).astype(p.dtype, copy=False)  # bfloat16 * float is float32
+    m *= b1
+    m += tmp
+    xp.multiply(g, g, out=tmp)
+    tmp *= 1.0 - b2
+    v *= b2
+    v += tmp
+    if group["amsgrad"]:
+        vmax = state["max_exp_avg_sq"]._data
+        xp.maximum(vmax, v, out=vmax)
+        v = vmax
+    xp.sqrt(v, out=tmp)
+    tmp /= math.sqrt(1.0 - b2**t)
+    tmp += eps
+    xp.divide(m, tmp, out=tmp)
+    tmp *= lr / (1.0 - b1**t)
+    p -= tmp
 
 
 class AdamW(Adam):

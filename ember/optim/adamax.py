@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
-from ..backend import xp_of
+from ..backend import overrides
 from ..backend.arrays import assign
 from ._checks import check_hyper
-from .optimizer import Optimizer
+from .optimizer import Optimizer, state_like, step_count
 
 
 class Adamax(Optimizer):
@@ -36,16 +36,27 @@ class Adamax(Optimizer):
         super().__init__(params, dict(defaults, maximize=maximize))
 
     def init_state(self, p, group) -> dict:
-        xp = xp_of(p._data)
-        return {"step": 0, "exp_avg": xp.zeros_like(p._data), "exp_inf": xp.zeros_like(p._data)}
+        return {"step": step_count(), "exp_avg": state_like(p), "exp_inf": state_like(p)}
 
-    def update(self, p, g, state, group) -> None:
-        xp = xp_of(p)
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        state["step"] = t = state["step"] + 1
-        if wd:
+    def update(self, p, g, state, group, hp) -> None:
+        lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
+        t = hp["step"]
+        if group["weight_decay"]:
             g = g + wd * p
         m, u = state["exp_avg"], state["exp_inf"]
-        m += ((g - m) * (1.0 - b1)).astype(m.dtype, copy=False)
-        assign(u, xp.maximum(u * b2, xp.abs(g) + eps))
-        p -= (m / u * (lr / (1.0 - b1**t))).astype(p.dtype, copy=False)
+        m.add_((g - m) * (1.0 - b1))
+        u.copy_((u * b2).maximum(g.abs() + eps))
+        p.sub_(m / u * (lr / (1.0 - b1**t)))
+
+
+@overrides.register(Adamax, "cpu")
+def _adamax_numpy(opt, xp, p, g, state, group):
+    """``Adamax.update`` in place on the arrays, term for term."""
+    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    t = float(state["step"]._data)
+    if wd:
+        g = g + wd * p
+    m, u = state["exp_avg"]._data, state["exp_inf"]._data
+    m += ((g - m) * (1.0 - b1)).astype(m.dtype, copy=False)
+    assign(u, xp.maximum(u * b2, xp.abs(g) + eps))
+    p -= (m / u * (lr / (1.0 - b1**t))).astype(p.dtype, copy=False)

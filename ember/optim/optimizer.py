@@ -1,14 +1,35 @@
-"""The optimizer base: param groups, per-parameter state in plain dicts, one loop.
+"""The optimizer base: param groups, per-parameter state, one rule per optimizer, one loop.
 
-A concrete optimizer gives its ``defaults`` and two methods:
+A concrete optimizer gives its ``defaults`` and:
 
-- ``init_state(p, group) -> dict`` — the state a parameter starts with;
-- ``update(p, g, state, group)`` — one step on raw arrays (``p`` and ``g`` are the backend's
-  arrays; update ``p`` and the state arrays in place with the array module ``xp = xp_of(p)``).
+- ``init_state(p, group) -> dict``: the state a parameter starts with, as Tensors (made with
+  ``state_like``; a ``"step"`` entry, made by ``step_count``, is counted by the loop);
+- ``update(p, g, state, group, hp)``: **the rule**, one step for one parameter, written in ember
+  ops on Tensors (as MLX's ``apply_single``). ``p``, ``g`` and the state entries are Tensors,
+  updated in place (``mul_``, ``add_``, ``copy_``...) or replaced in ``state``; ``hp`` holds the
+  group's numbers as 0-d float64 tensors on ``p``'s device, and ``hp["step"]`` the step count,
+  already advanced (for optimizers whose state has a ``"step"``); ``group`` the raw values to
+  branch on (whether ``weight_decay`` is zero, ``amsgrad``...). Branch only on ``group`` and on
+  which state entries are None, never on a number computed from ``hp`` or the state (use
+  ``where``).
 
-The loop (``step``) skips parameters without gradients, runs under ``no_grad`` and bumps each
-parameter's version counter. State dicts follow PyTorch's layout (``{"state": {index: {...}},
-"param_groups": [{..., "params": [indices]}]}``) so checkpoints carry over.
+Because the rule is ember ops, ``ember.compile`` traces it like any other code: the numbers in
+``hp`` become graph inputs read on every run (a scheduler's new ``lr`` needs no retrace), the
+step count is graph state, and the fusion pass fuses the elementwise chain; a CUDA graph replays
+it with no host computation. What is fixed in a trace (``signature``) is each group's
+structure: its non-number values and which of its numbers are zero, and which state entries
+of each parameter are None (``lazy_state``); a change retraces.
+
+Eager steps run a device kernel where one is registered for the rule (``ember.backend.overrides``
+with the method name ``update``: ``fn(opt, xp, p, g, state, group)`` on the arrays, the state's
+Tensors as they are, returning ``NotImplemented`` to decline); the CPU's are NumPy code doing
+the rule's arithmetic in place, the GPU's one CUDA kernel per parameter; the tests check each
+against the rule.
+
+The loop (``step``) skips parameters without gradients, runs under ``no_grad``, negates the
+gradient for ``maximize`` and bumps each parameter's version counter. State dicts follow
+PyTorch's layout (``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``) so
+checkpoints carry over.
 
 >>> import ember
 >>> w = ember.nn.Parameter(ember.ones(2))
@@ -24,11 +45,12 @@ import copy
 
 import numpy as np
 
-from .._config import no_grad
+from .. import backend as _backend
+from .._config import no_grad, tracing
 from .._config import state as _mode
 from .._errors import EmberError
 from .._tensor import Tensor
-from ..backend import xp_of
+from ..backend import overrides, xp_of
 from ..dtypes import is_float_np
 
 
@@ -42,6 +64,10 @@ required = _Required()
 
 class Optimizer:
     """Base class: holds ``param_groups`` and ``state``; subclasses define the update rule."""
+
+    # state entries a fresh state leaves None for the first step to make (SGD's momentum buffer
+    # copies the first gradient): a rule may branch on them, so a trace fixes which are None
+    lazy_state: tuple = ()
 
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = dict(defaults)
@@ -108,7 +134,7 @@ class Optimizer:
     def init_state(self, p: Tensor, group: dict) -> dict:
         return {}
 
-    def update(self, p, g, state: dict, group: dict) -> None:
+    def update(self, p: Tensor, g: Tensor, state: dict, group: dict, hp: dict) -> None:
         raise NotImplementedError
 
     def step(self, closure=None):
@@ -120,23 +146,112 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         tracer = _mode.tracer
-        if tracer is not None and tracer.optimizer_step(self):  # ember.compile records it
-            return loss
+        if tracer is not None and getattr(tracer, "define", False):
+            tracer = None  # a define-and-run graph: eager tensors update eagerly
+        kernels = overrides.table("cpu", "update"), overrides.table("cuda", "update")
         with no_grad():
             for group in self.param_groups:
+                hp = None
+                hps: dict = {}  # device -> the group's numbers there (eager rules)
                 for p in group["params"]:
                     grad = p._grad
                     if grad is None:
                         continue
                     state = self.state.get(p)
                     if state is None:
-                        state = self.state[p] = self.init_state(p, group)
-                    g = grad._data
-                    if group.get("maximize"):
-                        g = -g
-                    self.update(p._data, g, state, group)
+                        with tracing(None):
+                            state = self.state[p] = self.init_state(p, group)
+                    if tracer is not None:
+                        if hp is None:
+                            hp = tracer.host_values(group, p)
+                        self._traced(tracer, p, grad, state, group, hp)
+                        continue
+                    g = -grad if group.get("maximize") else grad
+                    count = state.get("step")
+                    if count is not None:
+                        count._data += 1
+                    arr = p._data
+                    cpu = type(arr) is np.ndarray
+                    fn = kernels[0 if cpu else 1][type(self)]
+                    xp = np if cpu else xp_of(arr)
+                    if fn is None or fn(self, xp, arr, g._data, state, group) is NotImplemented:
+                        numbers = hps.get(p.device)
+                        if numbers is None:
+                            numbers = hps[p.device] = _numbers(group, p)
+                        self._rule(p, g, state, group, numbers)
                     p._version[0] += 1
         return loss
+
+    def _rule(self, p: Tensor, g: Tensor, state: dict, group: dict, numbers=None) -> None:
+        """The rule run eagerly on ``p`` (its step count already advanced): the group's numbers
+        (``numbers``, made here when None) and the step count as 0-d tensors on ``p``'s device.
+        """
+        hp = _numbers(group, p) if numbers is None else numbers
+        count = state.get("step")
+        if count is not None:
+            hp = dict(hp, step=_scalar(p, float(count._data)))
+        self.update(p, g, state, group, hp)
+
+    def _traced(self, tracer, p, grad, state, group, hp) -> None:
+        """The rule recorded by ``ember.compile``: state tensors (the step count too) live on
+        ``p``'s device, and an entry the rule adds is a concrete tensor the graph writes into."""
+        dev = p.device
+        with tracing(None):
+            for v in state.values():
+                if isinstance(v, Tensor) and v.device != dev:
+                    v._data = _backend.to_device(v._data, dev)  # the same tensor, moved
+        before = dict(state)
+        count = state.get("step")
+        if count is not None:
+            count.add_(1)
+            hp = dict(hp, step=count)
+        g = -grad if group.get("maximize") else grad
+        self.update(p, g, state, group, hp)
+        for k, v in list(state.items()):
+            if isinstance(v, Tensor) and before.get(k) is None:
+                with tracing(None):
+                    holder = state_like(v)
+                holder.copy_(v)
+                state[k] = holder
+
+    # -- what ember.compile asks a stateful object ---------------------------------------------
+    def _compile_tensors(self) -> list:
+        """``[(name, tensor)]``: the parameters the step may update (their gradients are read)."""
+        return [
+            (f"param_groups.{gi}.{pi}", p)
+            for gi, group in enumerate(self.param_groups)
+            for pi, p in enumerate(group["params"])
+        ]
+
+    def _compile_signature(self) -> tuple:
+        """What a trace of ``step`` fixes: each group's structure (non-number values, which
+        numbers are zero) and which state entries of each parameter are None."""
+        groups = tuple(
+            tuple((k, _structure(v)) for k, v in group.items() if k != "params")
+            for group in self.param_groups
+        )
+        entries = tuple(
+            tuple(sorted(k for k, v in self.state[p].items() if v is None))
+            if p in self.state
+            else self.lazy_state
+            for group in self.param_groups
+            for p in group["params"]
+        )
+        return groups, entries
+
+    def _compile_guard(self) -> tuple:
+        """The state tensors a trace reads, by identity (checked on every call: a state
+        replaced by other tensors retraces)."""
+        return tuple(
+            tuple(id(v) for v in self.state[p].values()) if p in self.state else None
+            for group in self.param_groups
+            for p in group["params"]
+        )
+
+    def _compile_describe(self, old: tuple, new: tuple) -> str:
+        if old[0] != new[0]:
+            return f"{type(self).__name__}'s hyperparameters changed structure"
+        return f"{type(self).__name__}'s state entries were created or cleared"
 
     # -- state dicts ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -177,29 +292,110 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = copy.deepcopy(v)
-        self.state = {}
+        old, self.state = self.state, {}
         for i, st in state_dict["state"].items():
             p = params_by_index.get(int(i))
             if p is None:
                 continue
-            self.state[p] = {k: _import(k, v, p) for k, v in st.items()}
+            new = {k: _import(k, v, p) for k, v in st.items()}
+            self.state[p] = _into(old.get(p), new)
+
+
+def _into(old: dict | None, new: dict) -> dict:
+    """``new``, with each tensor that matches one of ``old`` copied into that one instead:
+    a compiled step keeps reading and writing the same state after a checkpoint is loaded."""
+    if old is None:
+        return new
+    for k, v in new.items():
+        held = old.get(k)
+        if (
+            isinstance(v, Tensor)
+            and isinstance(held, Tensor)
+            and held._data.shape == v._data.shape
+            and held._data.dtype == v._data.dtype
+        ):
+            held._data[...] = _backend.to_device(v._data, held.device)
+            new[k] = held
+    return new
+
+
+def state_like(p: Tensor, fill: float = 0.0) -> Tensor:
+    """A state tensor with ``p``'s shape, dtype and device, filled with ``fill``.
+
+    >>> import ember
+    >>> state_like(ember.ones(2, dtype=ember.float16), 0.5)
+    tensor([0.5000, 0.5000], dtype=ember.float16)
+    """
+    return Tensor._make(_backend.full(tuple(p.shape), fill, p.dtype.np, p.device))
+
+
+def scalar_state(p: Tensor, value: float) -> Tensor:
+    """A float32 scalar state tensor on ``p``'s device (where PyTorch keeps a running product
+    or rate in a float32 scalar: NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``).
+
+    >>> import ember
+    >>> scalar_state(ember.ones(2), 1.0)
+    tensor(1.)
+    """
+    return Tensor._make(_backend.full((), value, np.float32, p.device))
+
+
+def step_count(value: float = 0.0) -> Tensor:
+    """The step count's state tensor: a float64 scalar on the CPU (PyTorch's is float32; float64
+    keeps the bias corrections as exact as Python numbers); ``ember.compile`` moves it to the
+    parameter's device.
+
+    >>> step_count()
+    tensor(0., dtype=ember.float64)
+    """
+    return Tensor._make(np.array(value, dtype=np.float64))
+
+
+def _numbers(group: dict, p: Tensor) -> dict:
+    """The group's numbers as 0-d float64 tensors on ``p``'s device (tuples of numbers as
+    tuples), for a rule run eagerly."""
+    out = {}
+    for k, v in group.items():
+        if _is_number(v):
+            out[k] = _scalar(p, v)
+        elif isinstance(v, tuple) and v and all(_is_number(e) for e in v):
+            out[k] = tuple(_scalar(p, e) for e in v)
+    return out
+
+
+def _scalar(p: Tensor, value) -> Tensor:
+    return Tensor._make(_backend.full((), float(value), np.float64, p.device))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
+
+
+def _structure(v):
+    """What a trace fixes of a hyperparameter: whether a number is zero; anything else itself."""
+    if _is_number(v):
+        return v != 0
+    if isinstance(v, tuple):
+        return tuple(_structure(e) for e in v)
+    return v
 
 
 def _export(key: str, value):
-    if key == "step":  # PyTorch keeps the step count as a float tensor
+    if key == "step":  # PyTorch keeps the step count as a float32 tensor
         return Tensor._make(np.asarray(float(value), dtype=np.float32))
-    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-        return Tensor._make(value.copy())
+    if isinstance(value, Tensor):
+        return Tensor._make(value._data.copy())
     return value
 
 
 def _import(key: str, value, p: Tensor):
     if key == "step":
-        return int(float(value))
+        return step_count(float(value))
     if isinstance(value, Tensor):
         value = value._data
     if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-        xp = xp_of(p._data)
-        dtype = p._data.dtype if is_float_np(value.dtype) else value.dtype
-        return xp.array(xp.asarray(value), dtype=dtype, copy=True)
+        # tensors shaped like p take its dtype; scalars (a running rate) keep theirs
+        dtype = p._data.dtype if is_float_np(value.dtype) and value.ndim else value.dtype
+        moved = _backend.to_device(value, p.device)
+        return Tensor._make(moved.astype(dtype, copy=moved is value))
     return value

@@ -9,9 +9,8 @@
 
 from __future__ import annotations
 
-from ..backend import xp_of
-from ..backend.overrides import overridable
-from .optimizer import Optimizer
+from ..backend import overrides
+from .optimizer import Optimizer, state_like, step_count
 
 
 class RMSprop(Optimizer):
@@ -56,35 +55,56 @@ class RMSprop(Optimizer):
         )
 
     def init_state(self, p, group) -> dict:
-        xp = xp_of(p._data)
-        state = {"step": 0, "square_avg": xp.zeros_like(p._data)}
+        state = {"step": step_count(), "square_avg": state_like(p)}
         if group["momentum"] > 0:
-            state["momentum_buffer"] = xp.zeros_like(p._data)
+            state["momentum_buffer"] = state_like(p)
         if group["centered"]:
-            state["grad_avg"] = xp.zeros_like(p._data)
+            state["grad_avg"] = state_like(p)
         return state
 
-    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
-    def update(self, p, g, state, group) -> None:
-        xp = xp_of(p)
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        state["step"] += 1
+    def update(self, p, g, state, group, hp) -> None:
+        lr, alpha, eps = hp["lr"], hp["alpha"], hp["eps"]
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+            g = g + hp["weight_decay"] * p
         sq = state["square_avg"]
-        sq *= alpha
-        sq += (1.0 - alpha) * g * g
+        sq.mul_(alpha)
+        sq.add_((1.0 - alpha) * g * g)
         if group["centered"]:
             ga = state["grad_avg"]
-            ga += (1.0 - alpha) * (g - ga)
-            avg = xp.sqrt(sq - ga * ga)
+            ga.add_((1.0 - alpha) * (g - ga))
+            avg = (sq - ga * ga).sqrt()
         else:
-            avg = xp.sqrt(sq)
-        avg += eps
+            avg = sq.sqrt()
+        avg = avg + eps
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]
-            buf *= group["momentum"]
-            buf += g / avg
-            p -= lr * buf
+            buf.mul_(hp["momentum"])
+            buf.add_(g / avg)
+            p.sub_(lr * buf)
         else:
-            p -= lr * (g / avg)
+            p.sub_(lr * (g / avg))
+
+
+@overrides.register(RMSprop, "cpu")
+def _rmsprop_numpy(opt, xp, p, g, state, group):
+    """``RMSprop.update`` in place on the arrays, term for term."""
+    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+    if group["weight_decay"]:
+        g = g + group["weight_decay"] * p
+    sq = state["square_avg"]._data
+    sq *= alpha
+    sq += (1.0 - alpha) * g * g
+    if group["centered"]:
+        ga = state["grad_avg"]._data
+        ga += (1.0 - alpha) * (g - ga)
+        avg = xp.sqrt(sq - ga * ga)
+    else:
+        avg = xp.sqrt(sq)
+    avg += eps
+    if group["momentum"] > 0:
+        buf = state["momentum_buffer"]._data
+        buf *= group["momentum"]
+        buf += g / avg
+        p -= lr * buf
+    else:
+        p -= lr * (g / avg)

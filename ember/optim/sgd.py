@@ -9,8 +9,8 @@ tensor([0.8000])
 
 from __future__ import annotations
 
-from ..backend import xp_of
-from ..backend.overrides import overridable
+from .._tensor import Tensor
+from ..backend import overrides
 from .optimizer import Optimizer, required
 
 
@@ -18,6 +18,8 @@ class SGD(Optimizer):
     """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``;
     ``p -= lr * (g + momentum * buf if nesterov else buf)``; weight decay adds
     ``weight_decay * p`` to ``g`` first."""
+
+    lazy_state = ("momentum_buffer",)
 
     def __init__(
         self,
@@ -56,19 +58,36 @@ class SGD(Optimizer):
     def init_state(self, p, group) -> dict:
         return {"momentum_buffer": None}
 
-    @overridable  # one CUDA kernel on a GPU (ember.backend.kernels.optim)
-    def update(self, p, g, state, group) -> None:
-        xp = xp_of(p)
-        wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
-        if wd:
+    def update(self, p, g, state, group, hp) -> None:
+        wd, momentum, lr = hp["weight_decay"], hp["momentum"], hp["lr"]
+        if group["weight_decay"]:
             g = g + wd * p
-        if momentum:
+        if group["momentum"]:
             buf = state["momentum_buffer"]
             if buf is None:
-                buf = state["momentum_buffer"] = g.astype(p.dtype)  # a copy, in p's dtype
+                buf = state["momentum_buffer"] = g.to(p.dtype, copy=True)
             else:
-                buf *= momentum
-                damp = 1.0 - group["dampening"]
-                buf += g if damp == 1.0 else damp * g
+                buf.mul_(momentum)
+                buf.add_(g * (1.0 - hp["dampening"]) if group["dampening"] else g)
             g = g + momentum * buf if group["nesterov"] else buf
-        xp.subtract(p, (g * lr).astype(p.dtype, copy=False), out=p)
+        p.sub_(g * lr)
+
+
+@overrides.register(SGD, "cpu")
+def _sgd_numpy(opt, xp, p, g, state, group):
+    """``SGD.update`` in place on the arrays, term for term."""
+    wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
+    if wd:
+        g = g + wd * p
+    if momentum:
+        buf = state["momentum_buffer"]
+        if buf is None:
+            buf = g.astype(p.dtype)  # a copy, in p's dtype
+            state["momentum_buffer"] = Tensor._make(buf)
+        else:
+            buf = buf._data
+            buf *= momentum
+            damp = 1.0 - group["dampening"]
+            buf += g if damp == 1.0 else damp * g
+        g = g + momentum * buf if group["nesterov"] else buf
+    xp.subtract(p, (g * lr).astype(p.dtype, copy=False), out=p)

@@ -2,7 +2,8 @@
 
 The first call with a new signature (each tensor argument's shape, dtype, device and
 ``requires_grad``; the value of every Python number, string or None argument; the
-``training`` flags of the modules involved; grad mode) runs the function once under the tracer:
+signature of each stateful object involved: modules' ``training`` flags, optimizers' structure;
+grad mode) runs the function once under the tracer:
 every op, the backward pass and ``optimizer.step()`` become one graph. Later calls with the same
 signature run only the graph. A new signature traces again and prints one line saying which
 argument changed.
@@ -11,10 +12,13 @@ What the function touches from outside (parameters, buffers, gradients, optimize
 tensor it closes over) is graph *state*: read from the same arrays on every run, and in-place
 updates (``optimizer.step()``, BatchNorm's running statistics, ``p.grad`` accumulation,
 ``x.add_(...)``) are written back into them, so a compiled training step changes the model
-exactly as the eager step would. Modules and optimizers reachable from the arguments, the
-function's closure and the globals it names are found before tracing: their parameters'
-``.grad`` are state too, read as zeros when None, so accumulating gradients over calls without
-``zero_grad`` works as in eager mode.
+exactly as the eager step would. Stateful objects (modules, optimizers: anything with the
+``_compile_tensors`` / ``_compile_signature`` / ``_compile_describe`` protocol, see
+``stateful``) reachable from the arguments, the function's closure and the globals it names are
+found before tracing: their leaf tensors' ``.grad`` are state too, read as zeros when None, so
+accumulating gradients over calls without ``zero_grad`` works as in eager mode.
+``optimizer.step()`` traces the optimizer's rule (ember ops, see ``ember.optim.optimizer``):
+its hyperparameters are read on every run, so a scheduler changing ``lr`` needs no retrace.
 
 Rules of tracing:
 
@@ -108,14 +112,13 @@ class CompiledFunction:
         mode: str | None = None,
         cuda_graph: bool | None = None,
     ) -> None:
-        from ..nn.module import Module
         from .cuda_graph import resolve
 
         self.optimize = optimize
         self.mode = mode
         self.cuda_graph, self._static_outputs = resolve(mode, cuda_graph)
         self.fn = fn
-        self.module = fn if isinstance(fn, Module) else None
+        self.module = fn if stateful(fn) and callable(getattr(fn, "forward", None)) else None
         self.__name__ = name or getattr(fn, "__name__", None) or type(fn).__name__
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -125,7 +128,7 @@ class CompiledFunction:
         self._last = None  # (key, described leaves) of the latest call
         self._latest = None
         self._roots = None
-        self._found = None  # (modules, optimizers) reachable from fn, cached
+        self._found = None  # the stateful objects reachable from fn, cached
         self._positional = None
         try:
             target = fn.forward if self.module is not None else fn
@@ -174,18 +177,26 @@ class CompiledFunction:
         objects = tuple(d[2] for _, d in described if d[0] == "object")
         if self._found is None or self._found[0] != objects:
             self._found = (objects, self._collect(args, kwargs))
-        modules, optimizers = self._found[1]
+        found = self._found[1]
         key = (
             tuple(d for _, d in described),
-            tuple(m.training for _, m in modules),
+            tuple(obj._compile_signature() for _, obj in found),
             state.grad_enabled,
         )
         entry = self._cache.get(key)
+        if entry is not None and entry.guards != _guards(found):
+            if self.verbose:
+                print(
+                    f"ember.compile: retracing {self.__name__}: {_guard_why(entry, found)}",
+                    file=sys.stderr,
+                )
+            entry = None
+        elif entry is None and self._last is not None and self.verbose:
+            why = _why(self._last, (key, described), found)
+            print(f"ember.compile: retracing {self.__name__}: {why}", file=sys.stderr)
         if entry is None:
-            if self._last is not None and self.verbose:
-                why = _why(self._last, (key, described), modules)
-                print(f"ember.compile: retracing {self.__name__}: {why}", file=sys.stderr)
-            entry = self._trace(args, kwargs, named, leaves, modules, optimizers)
+            entry = self._trace(args, kwargs, named, leaves, found)
+            entry.guards = _guards(found)
             self._cache[key] = entry
         self._last = (key, described)
         self._latest = entry
@@ -222,11 +233,9 @@ class CompiledFunction:
             return out
         return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
 
-    def _collect(self, args, kwargs):
-        """Modules and optimizers in the arguments, the closure and the globals ``fn`` names."""
-        from ..nn.module import Module
-        from ..optim.optimizer import Optimizer
-
+    def _collect(self, args, kwargs) -> list:
+        """The stateful objects (modules, optimizers: anything with ``_compile_tensors``) in
+        the arguments, the closure and the globals ``fn`` names, as ``[(name, object)]``."""
         if self._roots is None:
             found = []
             fn = self.fn
@@ -247,48 +256,32 @@ class CompiledFunction:
                 for nm in code.co_names:
                     if nm in glb:
                         found.append((nm, glb[nm]))
-            self._roots = [(n, o) for n, o in found if isinstance(o, (Module, Optimizer))]
+            self._roots = [(n, o) for n, o in found if stateful(o)]
         roots = list(self._roots)
         for i, a in enumerate(list(args) + list(kwargs.values())):
-            if isinstance(a, (Module, Optimizer)):
+            if stateful(a):
                 roots.append((f"arg{i}", a))
-        modules, optimizers, seen = [], [], set()
+        out, seen = [], set()
         for nm, obj in roots:
-            if id(obj) in seen:
-                continue
-            seen.add(id(obj))
-            if isinstance(obj, Module):
-                for sub_name, sub in obj.named_modules():
-                    if id(sub) not in seen or sub is obj:
-                        seen.add(id(sub))
-                        modules.append((_join(nm if self.module is None else "", sub_name), sub))
-            else:
-                optimizers.append((nm, obj))
-        return modules, optimizers
+            if id(obj) not in seen:
+                seen.add(id(obj))
+                out.append((nm, obj))
+        return out
 
     # -- tracing ----------------------------------------------------------------------------
-    def _trace(self, args, kwargs, named, leaves, modules, optimizers):
+    def _trace(self, args, kwargs, named, leaves, found):
         graph = Graph(self.__name__)
         tracer = Tracer(graph, define=False)
-        params = []
-        for prefix, m in modules:
-            for pname, p in m.named_parameters(recurse=False):
-                params.append((_join(prefix, pname), p))
-            for bname, b in m.named_buffers(recurse=False):
-                if b is not None:
-                    tracer.names.setdefault(id(b._data), _join(prefix, bname))
-        for oname, opt in optimizers:
-            for gi, group in enumerate(opt.param_groups):
-                for pi, p in enumerate(group["params"]):
-                    params.append((f"{oname}.param_groups.{gi}.{pi}", p))
         seen = set()
-        for pname, p in params:
-            if id(p) in seen:
-                continue
-            seen.add(id(p))
-            tracer.names.setdefault(id(p._data), pname)
-            if p._requires_grad and p._node is None:
-                tracer.track_grad(p, pname)
+        for prefix, obj in found:
+            for tname, t in obj._compile_tensors():
+                if id(t) in seen:
+                    continue
+                seen.add(id(t))
+                name = _join("" if obj is self.module else prefix, tname)
+                tracer.names.setdefault(id(t._data), name)
+                if t._requires_grad and t._node is None:
+                    tracer.track_grad(t, name)
         prev = state.tracer
         if prev is not None and not getattr(prev, "define", False):
             raise TraceError(f"{self.__name__}: ember.compile functions cannot be nested")
@@ -335,6 +328,7 @@ class _Entry:
         self.n_out = len(graph.outputs)
         self.refs = [v.ref for v in self.plan.state]
         self.runner = None  # a cuda_graph.Runner for steps on the GPU
+        self.guards = None  # the stateful objects' _compile_guard() when traced
 
     def run(self, tensors: list):
         feeds = [t._data for t in tensors]
@@ -390,17 +384,42 @@ def _join(a: str, b: str) -> str:
     return f"{a}.{b}" if a and b else a or b
 
 
-def _why(last, now, modules) -> str:
+def stateful(obj) -> bool:
+    """Whether ``obj`` speaks the protocol ``ember.compile`` finds state through
+    (``_compile_tensors``, ``_compile_signature``, ``_compile_describe``; Modules and
+    optimizers do: see ``ember/nn/module/compile_state.py``).
+
+    >>> import ember
+    >>> stateful(ember.nn.Linear(1, 1)), stateful(len)
+    (True, False)
+    """
+    return not isinstance(obj, type) and hasattr(type(obj), "_compile_tensors")
+
+
+def _guards(found) -> tuple:
+    """Each stateful object's ``_compile_guard()`` (None for objects without one)."""
+    return tuple(
+        g() if (g := getattr(obj, "_compile_guard", None)) is not None else None
+        for _, obj in found
+    )
+
+
+def _guard_why(entry, found) -> str:
+    for (name, obj), old, new in zip(found, entry.guards, _guards(found)):
+        if old != new:
+            return f"{name or type(obj).__name__}: {type(obj).__name__}'s state was replaced"
+    return "state was replaced"
+
+
+def _why(last, now, found) -> str:
     """What differs between two signatures, for the retrace line."""
     (old_key, old_desc), (new_key, new_desc) = last, now
     reasons = []
     if old_key[1] != new_key[1] and len(old_key[1]) == len(new_key[1]):
-        mode = {True: "train", False: "eval"}
-        for (mname, m), a, b in zip(modules, old_key[1], new_key[1]):
+        for (name, obj), a, b in zip(found, old_key[1], new_key[1]):
             if a != b:
-                reasons.append(
-                    f"module {mname or type(m).__name__!r} switched {mode[a]} -> {mode[b]}"
-                )
+                why = obj._compile_describe(a, b)
+                reasons.append(f"{name}: {why}" if name else why)
                 break
     old = dict(old_desc)
     for path, d in new_desc:

@@ -50,7 +50,7 @@ from .ir import (
     state_key,
     type_str,
 )
-from .trace import ArrayRef, GradRef
+from .trace import ArrayRef, GradRef, HostRef
 
 HEADER = "# ember graph v1"
 _registry: dict | None = None
@@ -92,7 +92,7 @@ def op_registry() -> dict:
 def save(obj, path: str) -> None:
     """Write a compiled function's latest trace (or a function ``Graph``) to the folder ``path``.
 
-    Graphs with steps that only live in this process (an optimizer update, a user ``Function``,
+    Graphs with steps that only live in this process (an optimizer step, a user ``Function``,
     gradients kept in ``.grad``) can't be saved: compile the inference function instead.
     """
     from .compile import CompiledFunction
@@ -122,6 +122,11 @@ def save(obj, path: str) -> None:
             raise GraphError(
                 f"save: graph {graph.name!r} writes gradients (.grad); save an "
                 "inference function instead"
+            )
+        if isinstance(v.ref, HostRef):
+            raise GraphError(
+                f"save: graph {graph.name!r} reads the Python value {v.name!r} on every run "
+                "(an optimizer's hyperparameter); save an inference function instead"
             )
         arr = _state_array(v)
         key = state_key(v)

@@ -16,13 +16,12 @@ Two modes:
   it) and the tensor's ``_data`` is swapped for the value's Symbol until tracing ends. In-place
   writes (``add_``, ``x[i] = v``, ``.grad`` accumulation, BatchNorm's running stats) rebind the
   tensor to the new Symbol; ``finish`` appends one ``Assign`` per array whose value changed, so
-  each run writes it back into the same array. ``optimizer.step()`` records one side-effecting
-  ``OptimizerUpdate`` node per parameter.
+  each run writes it back into the same array. ``optimizer.step()`` runs the optimizer's
+  rule, ember ops like any other code; its hyperparameters are ``HostRef`` state values, read
+  on every run (``host_values``).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -89,36 +88,28 @@ class GradRef:
             t._grad = Tensor._make(value)
 
 
-@dataclass(frozen=True, eq=False)
-class OptimizerUpdate(Op):
-    """``p_new = update(p, g)``: one optimizer step for one parameter, in place on the arrays
-    (``p`` and the optimizer's own state), reading the group's hyperparameters at run time.
-    Never removed or merged by passes; cannot be saved to a file."""
+class HostRef:
+    """A number a graph reads from a Python container on every run (an optimizer group's
+    ``lr``, ``betas[0]``): ``read`` gives it as a 0-d float64 array on ``device``."""
 
-    optimizer: object
-    param: object
-    group: object
+    __slots__ = ("holder", "key", "index", "device")
 
-    has_side_effects = True
-    differentiable = False
-    serializable = False
+    def __init__(self, holder, key, index, device) -> None:
+        self.holder, self.key, self.index, self.device = holder, key, index, device
 
-    @property
-    def name(self) -> str:
-        return f"{type(self.optimizer).__name__}Update"
+    def value(self) -> float:
+        v = self.holder[self.key]
+        return float(v if self.index is None else v[self.index])
 
-    def forward(self, xp, p, g):
-        opt, param, group = self.optimizer, self.param, self.group
-        st = opt.state.get(param)
-        if st is None:
-            st = opt.state[param] = opt.init_state(param, group)
-        if group.get("maximize"):
-            g = -g
-        opt.update(p, g, st, group)
-        return p
+    def read(self):
+        return self.device.xp.asarray(self.value(), dtype=np.float64)
 
-    def infer(self, p, g):
-        return Spec(tuple(p.shape), p.dtype)
+    def store(self, value) -> None:
+        raise TraceError(f"a graph wrote to the host value {self.key!r}")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
 
 
 class Tracer:
@@ -132,6 +123,8 @@ class Tracer:
         self.names: dict = {}  # id(array) -> name for state values
         self.dim_arrays: dict = {}  # id(array) -> (array, Dim): numbers made from unknown sizes
         self.grads: list = []  # (tensor, its .grad, GradRef state value, stand-in .grad)
+        self.hosts: dict = {}  # (id(holder), key, index, device) -> HostRef state value
+        self.keep: list = []
 
     # -- recording ------------------------------------------------------------------------------
     def record(self, op: Op, inputs):
@@ -300,24 +293,30 @@ class Tracer:
             self.write(old, apply(ADD, old, g))
         old._version[0] += 1
 
-    def optimizer_step(self, opt) -> bool:
-        """Record ``opt.step()``'s updates; False (run it eagerly) in define mode."""
-        if self.define:
-            return False
-        for group in opt.param_groups:
-            for p in group["params"]:
-                grad = p._grad
-                if grad is None:
-                    continue
-                pd = p._data if type(p._data) is Symbol else self.capture(p)
-                gd = grad._data if type(grad._data) is Symbol else self.capture(grad)
-                out = self.graph.add_node(
-                    OptimizerUpdate(opt, p, group), (pd, gd), pd.shape, pd.dtype
-                )
-                out.device = pd.device
-                self._rebind(p, out)
-                p._version[0] += 1
-        return True
+    def host_values(self, holder: dict, like: Tensor) -> dict:
+        """``holder``'s numbers (and tuples of numbers) as 0-d float64 tensors on ``like``'s
+        device whose values the graph reads on every run (``HostRef``), not fixed at trace
+        time: an optimizer's hyperparameters, which a scheduler changes between steps."""
+        out = {}
+        for k, v in holder.items():
+            if _is_number(v):
+                out[k] = self._host(holder, k, None, like)
+            elif isinstance(v, tuple) and v and all(_is_number(e) for e in v):
+                out[k] = tuple(self._host(holder, k, i, like) for i in range(len(v)))
+        return out
+
+    def _host(self, holder, key, index, like: Tensor) -> Tensor:
+        d = like._data
+        tag = d.device if type(d) is Symbol else device_tag(d)
+        ck = (id(holder), key, index, tag)
+        v = self.hosts.get(ck)
+        if v is None:
+            name = key if index is None else f"{key}[{index}]"
+            ref = HostRef(holder, key, index, like.device)
+            v = self.hosts[ck] = self.graph.add_state((), np.float64, ref, name)
+            v.device = tag
+            self.keep.append(holder)  # id(holder) stays unique while the trace is built
+        return Tensor._make(v)
 
     # -- the end ----------------------------------------------------------------------------
     def finish(self) -> list:
@@ -398,4 +397,4 @@ def _infer_by_running(op: Op, inputs) -> Spec:
     return Spec(out.shape, _dt.from_numpy_dtype(out.dtype))
 
 
-__all__ = ["ArrayRef", "GradRef", "OptimizerUpdate", "Tracer"]
+__all__ = ["ArrayRef", "GradRef", "HostRef", "Tracer"]

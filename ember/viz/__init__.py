@@ -19,7 +19,7 @@ n9 [label="MatMulBackward0", fillcolor="#d9d9d9"];
 
 The style: ops are boxes (grey: an autograd node or a forward op; rose with rounded corners:
 a backward op of a static graph; yellow: a side effect such as ``Assign`` or
-``OptimizerUpdate``), leaves that require grad and graph state are blue boxes, fed inputs are
+a random draw), leaves that require grad and graph state are blue boxes, fed inputs are
 yellow ellipses, constants small white ellipses and the tensors drawn for green ellipses. Edges
 follow the data and carry its type, ``f32[5,3]`` (``?`` for a size known only at run time).
 """

@@ -3,7 +3,7 @@
 Which ops belong to the backward pass is read from the graph's structure (the IR does not
 mark it): the *forward* ops are those that the forward results depend on, the other
 computing ops are *backward* ops (gradients and the arithmetic of updates), and ops with side
-effects (``Assign``, ``OptimizerUpdate``) and ``Group`` are drawn as *effects*; an ``Assign``
+effects (``Assign``, random draws) and ``Group`` are drawn as *effects*; an ``Assign``
 box names the value it stores into (``→ w``) rather than drawing an edge back up to it. The forward
 results are the ``forward`` values when given, else every ``y`` of ``static.gradients(y, ...)``
 (found by the ``ZerosLike(y) + 1`` seed it builds), else the values drawn for (the graph's

@@ -13,7 +13,7 @@ import pytest
 
 import ember
 from ember._config import tracing
-from ember.static.ir import Graph
+from ember.static import Graph
 from ember.static.symbol import Symbol
 from ember.static.trace import Tracer
 

@@ -10,8 +10,6 @@ spy overrides. A new override without a case in ``OP_CASES`` / ``UPDATE_CASES`` 
 
 from __future__ import annotations
 
-import copy
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -118,7 +116,21 @@ UPDATE_CASES = {
         (ember.optim.RMSprop, dict(lr=1e-2, alpha=0.9)),
         (ember.optim.RMSprop, dict(lr=1e-2, centered=True, momentum=0.9, weight_decay=0.1)),
     ],
+    "ember.optim.adagrad.Adagrad": [
+        (ember.optim.Adagrad, dict(lr=0.1, lr_decay=0.01, weight_decay=0.1)),
+    ],
+    "ember.optim.adamax.Adamax": [(ember.optim.Adamax, dict(lr=0.1, weight_decay=0.1))],
+    "ember.optim.nadam.NAdam": [
+        (ember.optim.NAdam, dict(lr=0.1, weight_decay=0.1)),
+        (ember.optim.NAdam, dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    ],
+    "ember.optim.radam.RAdam": [(ember.optim.RAdam, dict(lr=0.1, weight_decay=0.1))],
+    "ember.optim.adadelta.Adadelta": [(ember.optim.Adadelta, dict(lr=1.0, weight_decay=0.1))],
+    "ember.optim.rprop.Rprop": [(ember.optim.Rprop, dict(lr=0.1))],
+    "ember.optim.asgd.ASGD": [(ember.optim.ASGD, dict(lr=0.1, t0=2.0, weight_decay=0.1))],
 }
+# the rules with one CUDA kernel (ember.backend.kernels.optim); every rule has a NumPy override
+CUDA_UPDATES = {"ember.optim.adam.Adam", "ember.optim.sgd.SGD", "ember.optim.rmsprop.RMSprop"}
 
 
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps)
@@ -126,12 +138,12 @@ CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"}
 
 
 def test_every_override_is_checked_against_its_reference():
-    assert set(overrides.registered("cuda")) == set(OP_CASES) | set(UPDATE_CASES)
-    assert set(overrides.registered("cpu")) == CPU_CASES
+    assert set(overrides.registered("cuda")) == set(OP_CASES) | CUDA_UPDATES
+    assert set(overrides.registered("cpu")) == CPU_CASES | set(UPDATE_CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CPU_CASES))
-def test_cpu_override_matches_the_forward(name):
+def test_cpu_override_matches_the_forward(name):  # the optimizers' are below
     fn = overrides.registered("cpu")[name]
     for op, arrays, tol in OP_CASES[name]:
         want = op.forward(np, *arrays)
@@ -173,39 +185,48 @@ def test_op_override_declines_or_matches_without_kernels(name, fake_cudnn, monke
         assert got.dtype == op.forward(np, *arrays).dtype
 
 
-def _updates(xp, cls, group, dtype, steps=3):
-    """Run the override and the NumPy rule side by side: same parameter, state, gradients."""
-    fn = overrides.table("cuda", "update")[cls]  # the override of the rule cls runs
-    w = ember.nn.Parameter(ember.zeros(7, 5, dtype=ember.dtypes.from_numpy_dtype(dtype)))
+def _updates(xp, device_type, cls, group, dtype, steps=3):
+    """Run the override and the rule (ember ops) side by side: same parameter, state and
+    gradients, the step count advanced as ``Optimizer.step`` does."""
+    fn = overrides.table(device_type, "update")[cls]  # the override of the rule cls runs
+    rng = np.random.default_rng(1)
+    p0 = rng.standard_normal((7, 5)).astype(dtype)
+    w = ember.nn.Parameter(ember.tensor(p0.copy()))
     opt = cls([w], **group)
     group = opt.param_groups[0]
-    rng = np.random.default_rng(1)
-    p = rng.standard_normal((7, 5)).astype(dtype)
-    state = opt.init_state(w, group)
-    p_ref, st_ref = p.copy(), copy.deepcopy(state)
+    p, p_ref = p0.copy(), ember.tensor(p0.copy())
+    state, st_ref = opt.init_state(w, group), opt.init_state(w, group)
     declined = 0
     for _ in range(steps):
         g = rng.standard_normal(p.shape).astype(dtype)
-        cls.update.reference(opt, p_ref, g, st_ref, group)
+        for st in (state, st_ref):
+            if "step" in st:
+                st["step"]._data += 1
+        opt._rule(p_ref, ember.tensor(g), st_ref, group)
         if fn(opt, xp, p, g, state, group) is NotImplemented:
             declined += 1
-            cls.update.reference(opt, p, g, state, group)
-    return p, state, p_ref, st_ref, declined
+            opt._rule(ember.from_numpy(p), ember.tensor(g), state, group)
+    return p, state, p_ref.numpy(), st_ref, declined
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", sorted(UPDATE_CASES))
-def test_update_override_matches_the_rule_bit_for_bit(name, dtype, xp):
+@pytest.mark.parametrize(
+    "device_type,name",
+    [("cpu", n) for n in sorted(UPDATE_CASES)] + [("cuda", n) for n in sorted(CUDA_UPDATES)],
+)
+def test_update_override_matches_the_rule_bit_for_bit(device_type, name, dtype, request):
+    xp = np if device_type == "cpu" else request.getfixturevalue("xp")
     for cls, group in UPDATE_CASES[name]:
-        p, state, p_ref, st_ref, declined = _updates(xp, cls, group, dtype)
-        first_momentum = cls is ember.optim.SGD and group.get("momentum")
+        p, state, p_ref, st_ref, declined = _updates(xp, device_type, cls, group, dtype)
+        first_momentum = device_type == "cuda" and cls is ember.optim.SGD and group.get("momentum")
         assert declined == (1 if first_momentum else 0)  # SGD copies g into a new buffer first
-        np.testing.assert_array_equal(p, p_ref)
+        np.testing.assert_array_equal(p, p_ref, err_msg=f"{cls.__name__} {group}")
+        assert set(state) == set(st_ref)
         for k, v in st_ref.items():
-            if isinstance(v, np.ndarray):
-                np.testing.assert_array_equal(state[k], v, err_msg=k)
+            if v is None:
+                assert state[k] is None, k
             else:
-                assert state[k] == v, k
+                np.testing.assert_array_equal(state[k].numpy(), v.numpy(), err_msg=k)
 
 
 # -- the one lookup -------------------------------------------------------------------------
@@ -357,7 +378,7 @@ def test_layer_norm_is_one_graph_on_every_device(fake_cuda):
 
 def test_the_spies_gave_back_what_they_replaced():
     """(Runs after the spy tests.) Every registered override is ember's own again."""
-    assert set(overrides.registered("cuda")) == set(OP_CASES) | set(UPDATE_CASES)
+    assert set(overrides.registered("cuda")) == set(OP_CASES) | CUDA_UPDATES
     for name, fn in overrides.registered("cuda").items():
         assert fn.__module__.startswith("ember."), (name, fn)
-    assert set(overrides.registered("cpu")) == CPU_CASES
+    assert set(overrides.registered("cpu")) == CPU_CASES | set(UPDATE_CASES)

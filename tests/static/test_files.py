@@ -90,7 +90,7 @@ def test_training_steps_and_unsaveable_ops_are_refused(tmp_path):
         return m.weight * 1
 
     step(ember.ones(1, 2))
-    with pytest.raises(GraphError, match="cannot be written to a file"):
+    with pytest.raises(GraphError, match=r"writes gradients \(\.grad\); save an inference"):
         static.save(step, str(tmp_path / "s"))
     with pytest.raises(GraphError, match="never called"):
         static.save(ember.compile(lambda x: x), str(tmp_path / "t"))

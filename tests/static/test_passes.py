@@ -396,36 +396,3 @@ def test_numba_kernels_equal_numpy_path():
         np.testing.assert_allclose(got, run(g, [xv, bv])[0], rtol=1e-6, atol=1e-7)
     finally:
         _jit.set_mode(prev)
-
-
-@pytest.mark.skipif(not _jit.available(), reason="numba is not installed")
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda ps: ember.optim.Adam(ps, lr=1e-2),
-        lambda ps: ember.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, amsgrad=True),
-        lambda ps: ember.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3),
-    ],
-)
-def test_fused_optimizer_kernels_equal_numpy_bit_for_bit(make):
-    from ember.static.passes.optimizer import FusedOptimizerUpdate, _kernel
-    from ember.static.trace import OptimizerUpdate
-
-    prev = _jit.set_mode("sync")
-    try:
-        res = []
-        for cls in (OptimizerUpdate, FusedOptimizerUpdate):
-            start = np.random.default_rng(0).standard_normal(500).astype(F32)
-            p = ember.nn.Parameter(ember.tensor(start))
-            opt = make([p])
-            op = cls(opt, p, opt.param_groups[0])
-            kernel = _kernel(type(opt))
-            kernel.done.wait(300)  # an earlier test may have started it in the background
-            assert kernel.fn is not None
-            for t in range(4):
-                g = np.random.default_rng(t + 1).standard_normal(500).astype(F32)
-                op.forward(np, p._data, g)
-            res.append(p._data.copy())
-        np.testing.assert_array_equal(res[0], res[1])
-    finally:
-        _jit.set_mode(prev)

@@ -1,11 +1,11 @@
 """Fused optimizer updates: one CuPy ``ElementwiseKernel`` per parameter and step.
 
-The NumPy updates in ``ember.optim`` make 6-13 passes over memory (Adam: scale the moments,
+The NumPy overrides in ``ember.optim`` make 6-13 passes over memory (Adam: scale the moments,
 add, square, sqrt, divide, ...); on a GPU each pass is a kernel launch, so a small model's step
 is launch-bound. Each kernel here reads the parameter, its gradient and state once and writes
 them once. The formulas are the NumPy ones term for term, in the same order (a GPU may fuse a
 multiply and an add into one FMA, so results can differ in the last bit); the NumPy ``update``
-in ``ember.optim`` stays the reference the tests compare against.
+in ``ember.optim`` (ember ops) stays the reference the tests compare against.
 
 The kernels are the CUDA overrides (``ember.backend.overrides``) of ``Adam.update`` (and so
 AdamW's), ``SGD.update`` and ``RMSprop.update``, registered below by the optimizers' qualified
@@ -141,7 +141,7 @@ def _kernel(xp, name: str, variant: tuple, src, dtype):
 def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
     """One Adam / AdamW step of ``p`` (in place), as ``ember.optim.Adam.update``."""
     lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-    state["step"] = t = state["step"] + 1
+    t = float(state["step"]._data)  # the optimizer loop has advanced it
     amsgrad = bool(group["amsgrad"])
     k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source(amsgrad, decoupled), p.dtype)
     a = acc_dtype(p.dtype).type
@@ -157,11 +157,11 @@ def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
         a(math.sqrt(1.0 - b2**t)),
         a(eps),
         p,
-        state["exp_avg"],
-        state["exp_avg_sq"],
+        state["exp_avg"]._data,
+        state["exp_avg_sq"]._data,
     ]
     if amsgrad:
-        args.append(state["max_exp_avg_sq"])
+        args.append(state["max_exp_avg_sq"]._data)
     k(*args)
 
 
@@ -177,6 +177,7 @@ def sgd(xp, p, g, state: dict, group: dict) -> bool:
     buf = state["momentum_buffer"]
     if buf is None:
         return False
+    buf = buf._data
     nesterov = bool(group["nesterov"])
     k = _kernel(xp, "sgd", (True, nesterov), sgd_source(True, nesterov), p.dtype)
     k(g, a(wd), a(momentum), a(1.0 - group["dampening"]), a(lr), p, buf)
@@ -185,7 +186,6 @@ def sgd(xp, p, g, state: dict, group: dict) -> bool:
 
 def rmsprop(xp, p, g, state: dict, group: dict) -> None:
     """One RMSprop step of ``p`` (in place), as ``ember.optim.RMSprop.update``."""
-    state["step"] += 1
     alpha = group["alpha"]
     centered, momentum = bool(group["centered"]), group["momentum"] > 0
     k = _kernel(xp, "rmsprop", (centered, momentum), rmsprop_source(centered, momentum), p.dtype)
@@ -199,12 +199,12 @@ def rmsprop(xp, p, g, state: dict, group: dict) -> None:
         a(group["lr"]),
         a(group["momentum"]),
         p,
-        state["square_avg"],
+        state["square_avg"]._data,
     ]
     if centered:
-        args.append(state["grad_avg"])
+        args.append(state["grad_avg"]._data)
     if momentum:
-        args.append(state["momentum_buffer"])
+        args.append(state["momentum_buffer"]._data)
     k(*args)
 
 
@@ -215,17 +215,20 @@ _DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", ml_dtypes.bfloat
 
 
 def serves(p, g, state: dict) -> bool:
-    """Whether the kernels take this update: ``p``, ``g`` and the state arrays in one dtype
-    among float32, float64 and bfloat16 (see the module docstring for float16).
+    """Whether the kernels take this update: ``p``, ``g`` and the state tensors shaped like
+    ``p`` in one dtype among float32, float64 and bfloat16 (see the module docstring for
+    float16; the step count is a scalar of its own type).
 
+    >>> import ember
     >>> x = np.zeros(2, np.float32)
-    >>> serves(x, x, {"exp_avg": x}), serves(x, x.astype(np.float16), {})
+    >>> t = ember.from_numpy(x)
+    >>> serves(x, x, {"exp_avg": t}), serves(x, x.astype(np.float16), {})
     (True, False)
     """
     dt = p.dtype
     if dt not in _DTYPES or g.dtype != dt:
         return False
-    return all(getattr(a, "dtype", dt) == dt for a in state.values() if a is not None)
+    return all(v.dtype.np == dt for v in state.values() if v is not None and v.shape == p.shape)
 
 
 def _serves(xp, p, g, state) -> bool:

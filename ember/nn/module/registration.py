@@ -13,6 +13,7 @@ from typing import Any
 from ..._errors import EmberError
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
+from .compile_state import ModuleCompileState
 from .conversion import ModuleConversion
 from .error_path import _name_module_path
 from .hooks import ModuleHooks
@@ -44,7 +45,7 @@ def _forward_unimplemented(self, *input: Any) -> None:
     )
 
 
-class Module(ModuleHooks, ModuleStateDict, ModuleConversion):
+class Module(ModuleHooks, ModuleStateDict, ModuleConversion, ModuleCompileState):
     """Base class for all neural-network modules; subclass it and define ``forward``.
 
     Assigning a :class:`Parameter`, a Module or a :class:`Buffer` to an attribute registers

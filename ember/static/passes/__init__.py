@@ -6,14 +6,14 @@
 - ``algebraic_simplification``: ``x * 1``, ``x + 0``, double transposes, no-op reshapes and
   casts, ``(a @ b).T``...;
 - ``elementwise_fusion``: chains of elementwise ops as one node (numba when installed);
-- ``fuse_optimizer_updates``: Adam/SGD updates as one kernel (numba when installed);
 - ``reuse_buffers``: fused nodes write into inputs that die there;
 - ``memory_plan(graph)``: lifetimes and buffer reuse; ``.peak_bytes``.
 
 ``optimize(graph)`` runs ``PIPELINE`` (the default list) and returns the result; the input graph
 is never changed, so both can be printed. ``ember.compile`` runs it on every trace (turn it off
 with ``ember.compile(fn, optimize=False)``). Passes keep every node with ``has_side_effects``
-(``Assign``, optimizer updates, random draws), in order.
+(``Assign``, random draws), in order. An optimizer step is ember ops like any other code:
+elementwise fusion fuses its chains.
 
 >>> import ember
 >>> from ember import static
@@ -35,7 +35,6 @@ from .dce import dead_code_elimination
 from .fold import constant_folding
 from .fuse import FusedElementwise, elementwise_fusion
 from .memory import MemoryPlan, memory_plan, reuse_buffers
-from .optimizer import FusedOptimizerUpdate, fuse_optimizer_updates
 from .simplify import algebraic_simplification
 
 PIPELINE = [
@@ -45,7 +44,6 @@ PIPELINE = [
     common_subexpression_elimination,
     dead_code_elimination,
     elementwise_fusion,
-    fuse_optimizer_updates,
     reuse_buffers,
 ]
 
@@ -70,14 +68,12 @@ def wait_for_kernels(timeout: float | None = None) -> bool:
 __all__ = [
     "PIPELINE",
     "FusedElementwise",
-    "FusedOptimizerUpdate",
     "MemoryPlan",
     "algebraic_simplification",
     "common_subexpression_elimination",
     "constant_folding",
     "dead_code_elimination",
     "elementwise_fusion",
-    "fuse_optimizer_updates",
     "memory_plan",
     "optimize",
     "reuse_buffers",

@@ -29,7 +29,6 @@ a fresh array: at run time the node writes into that array instead of allocating
 from __future__ import annotations
 
 from ..ir import Assign, Graph
-from ..trace import OptimizerUpdate
 from ._util import clone, consumers, is_known_shape, nbytes, roots, stored
 from .fuse import FRESH, FusedElementwise
 
@@ -53,7 +52,7 @@ class MemoryPlan:
 
         for n in nodes:
             op = n.op
-            if (getattr(op, "is_view", False) or isinstance(op, OptimizerUpdate)) and n.inputs:
+            if getattr(op, "is_view", False) and n.inputs:
                 base[n.output.id] = owner(n.inputs[0])
         end = len(nodes)
         forever = roots(graph) | stored(graph) | {v.id for v in graph.outputs}
