@@ -399,8 +399,7 @@ def stateful(obj) -> bool:
 def _guards(found) -> tuple:
     """Each stateful object's ``_compile_guard()`` (None for objects without one)."""
     return tuple(
-        g() if (g := getattr(obj, "_compile_guard", None)) is not None else None
-        for _, obj in found
+        g() if (g := getattr(obj, "_compile_guard", None)) is not None else None for _, obj in found
     )
 
 
