@@ -4,7 +4,7 @@
 >>> w = ember.nn.Parameter(ember.tensor([1.0]))
 >>> opt = ember.optim.Adadelta([w], lr=1.0)
 >>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
-0.9937
+0.9968
 """
 
 from __future__ import annotations

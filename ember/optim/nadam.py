@@ -4,7 +4,7 @@
 >>> w = ember.nn.Parameter(ember.tensor([1.0]))
 >>> opt = ember.optim.NAdam([w], lr=0.1)
 >>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
-0.9
+0.8944
 """
 
 from __future__ import annotations
