@@ -9,8 +9,8 @@ import math
 from ..._config import no_grad
 from ..._errors import ShapeError
 from ..._tensor import Tensor
-from .loss import _reduce, _reduction
 from .loss_margin import _where
+from .loss_reduction import _reduce, _reduction
 
 _NEG = -1e30  # "log 0" kept finite, so unreachable CTC states give zero (not NaN) gradients
 

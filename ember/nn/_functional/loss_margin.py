@@ -13,7 +13,7 @@ from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
-from .loss import _reduce, _reduction
+from .loss_reduction import _reduce, _reduction
 
 
 def _same_shape(op: str, **tensors: Tensor) -> None:
