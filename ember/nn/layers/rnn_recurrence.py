@@ -1,0 +1,82 @@
+"""The recurrences of the recurrent layers: one direction of one layer, all time steps, for
+RNN (tanh or ReLU), LSTM and GRU, and the tree of splits that cuts a sequence into steps.
+
+>>> import ember
+>>> hs, h = _run_rnn([ember.ones(1, 2)] * 3, ember.zeros(1, 2), ember.zeros(2, 2), ember.relu)
+>>> len(hs), h
+(3, tensor([[1., 1.]]))
+"""
+
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from ...functions.elementwise import where
+from ...functions.math import sigmoid as _sigmoid
+from ...functions.math import tanh as _tanh
+
+# -- one direction of one layer, all time steps --------------------------------------------
+#
+# ``xs`` are the per-step input projections (W_ih x_t + b_ih, plus b_hh where it may be folded
+# in), ``h`` (and ``c``) the initial state, ``w_hh_t`` the transposed recurrent weight. Each
+# returns the list of hidden states in time order (of the walk) and the final state(s).
+
+
+def _step(keep, t, new, old):
+    """The new state, or (packed input) the old one for sequences that ended before step t."""
+    return new if keep is None else where(keep[t], new, old)
+
+
+def _run_rnn(xs, h, w_hh_t, act, keep=None):
+    hs = []
+    for t, x in enumerate(xs):
+        h = _step(keep, t, act(x + h.mm(w_hh_t)), h)
+        hs.append(h)
+    return hs, h
+
+
+def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
+    sigmoid, tanh = _sigmoid, _tanh
+    hs = []
+    for t, x in enumerate(xs):
+        gates = x + h.mm(w_hh_t)
+        i, f, g, o = gates.split(hidden, 1)
+        c_new = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h_new = sigmoid(o) * tanh(c_new)
+        if w_hr_t is not None:
+            h_new = h_new.mm(w_hr_t)
+        h, c = _step(keep, t, h_new, h), _step(keep, t, c_new, c)
+        hs.append(h)
+    return hs, h, c
+
+
+def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
+    sigmoid, tanh = _sigmoid, _tanh
+    hs = []
+    for t, x in enumerate(xs):
+        gh = h.mm(w_hh_t)
+        if b_hh is not None:
+            gh = gh + b_hh
+        x_r, x_z, x_n = x.split(hidden, 1)
+        h_r, h_z, h_n = gh.split(hidden, 1)
+        r = sigmoid(x_r + h_r)
+        z = sigmoid(x_z + h_z)
+        n = tanh(x_n + r * h_n)
+        h = _step(keep, t, n + z * (h - n), h)  # = (1 - z) * n + z * h
+        hs.append(h)
+    return hs, h
+
+
+def _time_steps(x: Tensor, fan: int = 4) -> list:
+    """``x.unbind(0)``, but through a tree of splits (``fan`` pieces a level).
+
+    The gradient of each slice of ``x`` is a zero-filled tensor of the sliced tensor's shape,
+    so unbinding T steps at once costs O(T^2) in backward; slicing in a tree costs
+    O(T log T) (for about 1.3 T slicing ops instead of T).
+    """
+    n = x.shape[0]
+    if n <= fan:
+        return list(x.unbind(0))
+    out = []
+    for piece in x.split(-(-n // fan), 0):
+        out.extend(_time_steps(piece, fan))
+    return out
