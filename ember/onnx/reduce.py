@@ -1,7 +1,8 @@
 """Converters for ``ember.ops.reduce``: sum, prod, amax / amin, max / min values, argmax /
 argmin, cumsum, all / any, the helpers of norms and logsumexp (``SafeRoot``, ``LseShift``),
-``Cumprod`` (no ONNX operator: a masked product over a triangle), and ``Argsort`` (sort, topk,
-median, kthvalue, quantile) as ``TopK``."""
+``Cumprod`` (no ONNX operator: a masked product over a triangle), the positions of cummax /
+cummin and of mode (``CumArgExtreme``, ``ModeIndex``: no ONNX operator either), and
+``Argsort`` (sort, topk, median, kthvalue, quantile) as ``TopK``."""
 
 from __future__ import annotations
 
@@ -122,6 +123,99 @@ def _cumprod(ctx, node, x):
         inverse.insert(dim, last)
         out = ctx.add("Transpose", [out], perm=inverse)
     return out
+
+
+def _along_last(ctx, node, x):
+    """``x`` with ``node.op.dim`` moved last, in a type the Reduce and Equal kernels all take
+    (float32 / float64, other floats as float32, integers and bools as int64), and ``(n, back)``:
+    the size of that dim (which must be known) and the permutation that undoes the move."""
+    shape = node.inputs[0].shape
+    dim, last = node.op.dim, len(shape) - 1
+    n = shape[dim]
+    if not isinstance(n, int):
+        raise ctx.error(f"{node.op.name} along a dynamic axis is not supported")
+    dt = _dt(node.inputs[0])
+    if dt.kind != "f":
+        x = ctx.cast(x, np.int64)
+    elif dt not in (np.float32, np.float64):
+        x = ctx.cast(x, np.float32)
+    back = list(range(last + 1))
+    if dim != last:
+        perm = [d for d in back if d != dim] + [dim]
+        x = ctx.add("Transpose", [x], perm=perm)
+        back = list(range(last))
+        back.insert(dim, last)
+    return x, n, back
+
+
+def _restore(ctx, out, back):
+    return out if back == sorted(back) else ctx.add("Transpose", [out], perm=back)
+
+
+def _extreme_fill(ctx, node, highest: bool):
+    """The value no element beats: +-inf for floats, the int64 bound otherwise."""
+    if _dt(node.inputs[0]).kind == "f":
+        dt = np.float64 if _dt(node.inputs[0]) == np.float64 else np.float32
+        return ctx.scalar(np.inf if highest else -np.inf, dt)
+    info = np.iinfo(np.int64)
+    return ctx.scalar(info.max if highest else info.min, np.int64)
+
+
+def _prefix(ctx, values, tri, fill, kind: str):
+    """``kind`` (ReduceMax / ReduceMin) of ``values`` over each prefix along the last axis:
+    over an (n, n) lower triangle, as for cumprod."""
+    masked = ctx.add("Where", [tri, ctx.unsqueeze(values, [-2]), fill])
+    return ctx.reduce(kind, masked, [-1], False)
+
+
+@converts(R.CumArgExtreme)
+def _cum_arg_extreme(ctx, node, x):
+    """No ONNX operator: the running extreme over a lower triangle, then the latest position
+    holding it (or a NaN, after which only NaNs count), again over the triangle."""
+    shape = node.inputs[0].shape
+    if 0 in shape:
+        return ctx.const(np.zeros(shape, np.int64))
+    is_min = node.op.is_min
+    x, n, back = _along_last(ctx, node, x)
+    tri = ctx.const(np.tril(np.ones((n, n), dtype=bool)))
+    best = _prefix(
+        ctx, x, tri, _extreme_fill(ctx, node, is_min), "ReduceMin" if is_min else "ReduceMax"
+    )
+    hit = ctx.add("Equal", [x, best])
+    if _dt(node.inputs[0]).kind == "f":
+        nan = ctx.add("IsNaN", [x])
+        seen = _prefix(ctx, ctx.cast(nan, np.int64), tri, ctx.scalar(0, np.int64), "ReduceMax")
+        seen = ctx.cast(seen, np.bool_)
+        hit = ctx.add("Or", [ctx.add("And", [hit, ctx.add("Not", [seen])]), nan])
+    positions = ctx.add(
+        "Where", [hit, ctx.const(np.arange(n, dtype=np.int64)), ctx.scalar(0, np.int64)]
+    )
+    index = _prefix(ctx, positions, tri, ctx.scalar(0, np.int64), "ReduceMax")
+    return _restore(ctx, index, back)
+
+
+@converts(R.ModeIndex)
+def _mode_index(ctx, node, x):
+    """No ONNX operator: each element's count of equals (an (n, n) comparison, so n^2 memory
+    per slice), the smallest value of the largest count, and its last position."""
+    shape = node.inputs[0].shape
+    if 0 in shape:
+        return ctx.const(np.zeros(node.output.shape, np.int64))
+    x, n, back = _along_last(ctx, node, x)
+    eq = ctx.add("Equal", [ctx.unsqueeze(x, [-1]), ctx.unsqueeze(x, [-2])])  # NaN: distinct
+    counts = ctx.reduce("ReduceSum", ctx.cast(eq, np.int64), [-1], False)
+    top = ctx.add("Equal", [counts, ctx.reduce("ReduceMax", counts, [-1], True)])
+    if _dt(node.inputs[0]).kind == "f":  # NaN sorts last: the mode only where all are NaN
+        top = ctx.add("And", [top, ctx.add("Not", [ctx.add("IsNaN", [x])])])
+    fill = _extreme_fill(ctx, node, True)
+    winner = ctx.reduce("ReduceMin", ctx.add("Where", [top, x, fill]), [-1], True)
+    where = ctx.add("Equal", [x, winner])
+    positions = ctx.add(
+        "Where", [where, ctx.const(np.arange(n, dtype=np.int64)), ctx.scalar(-1, np.int64)]
+    )
+    index = ctx.reduce("ReduceMax", positions, [-1], True)
+    index = ctx.add("Max", [index, ctx.scalar(0, np.int64)])  # all NaN: the first
+    return _restore(ctx, index, back)
 
 
 _TOPK_TYPES = {np.dtype(t) for t in ("float32", "float64", "int32", "int64")}

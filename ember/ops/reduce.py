@@ -1,5 +1,5 @@
 """Reduction primitives: sum, prod, amax/amin, max/min along a dim, arg-reductions, cumulative
-sums and products, all/any.
+sums and products, the positions of cummax / cummin and of mode, all/any.
 
 Composites built on these live in ``ember.functions.reduce`` (mean, var, std, logsumexp, norm).
 Axes are normalized by the public functions: a sorted tuple of non-negative dims, or None for
@@ -368,6 +368,70 @@ class Cumprod(Op):
         return (apply(Permute(_inverse(perm)), gx),)
 
 
+def _running(xp, a, take_min: bool):
+    """The running max (``take_min``: min) of ``a`` along its last axis, NaN propagating: a
+    log2(n)-step doubling scan of ``maximum`` / ``minimum`` (CuPy has no ``accumulate`` for
+    them)."""
+    f = xp.minimum if take_min else xp.maximum
+    n, k = a.shape[-1], 1
+    while k < n:
+        a = xp.concatenate([a[..., :k], f(a[..., k:], a[..., :-k])], axis=-1)
+        k *= 2
+    return a
+
+
+@dataclass(frozen=True)
+class CumArgExtreme(Op):
+    """Where the running max (``is_min``: min) along ``dim`` was taken, the latest position on
+    ties, a NaN's position once one is met: the ``indices`` of ``cummax`` / ``cummin``, whose
+    values are a ``gather`` at them (so the gradient goes to those positions, as PyTorch's)."""
+
+    dim: int
+    is_min: bool = False
+    differentiable = False
+
+    def forward(self, xp, x):
+        a = xp.moveaxis(x, self.dim, -1)
+        if a.size == 0:
+            return xp.zeros(x.shape, dtype=xp.int64)
+        best = _running(xp, a, self.is_min)
+        hit = (a == best) | (a != a)  # a record, or a NaN (which then stays the extreme)
+        positions = xp.arange(a.shape[-1], dtype=xp.int64)
+        index = _running(xp, xp.where(hit, positions, 0), False)
+        return xp.ascontiguousarray(xp.moveaxis(index, -1, self.dim))
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), _dt.int64)
+
+
+@dataclass(frozen=True)
+class ModeIndex(Op):
+    """Where the most frequent value along ``dim`` was last seen (the smallest such value on
+    ties; NaNs count as distinct), with ``dim`` kept as size 1: the ``indices`` of ``mode``,
+    whose values are a ``gather`` at them (so the gradient goes to that position)."""
+
+    dim: int
+    differentiable = False
+
+    def forward(self, xp, x):
+        a = xp.moveaxis(x, self.dim, -1)
+        n = a.shape[-1]
+        order = xp.argsort(a, axis=-1, kind="stable")  # equal values: original order
+        s = xp.take_along_axis(a, order, axis=-1)
+        first = xp.ones(a.shape[:-1] + (1,), dtype=bool)
+        starts = xp.concatenate([first, s[..., 1:] != s[..., :-1]], axis=-1)
+        positions = xp.arange(n, dtype=xp.int64)
+        run = positions - _running(xp, xp.where(starts, positions, 0), False)
+        # the end of the first longest run: the smallest most frequent value, at its last index
+        end = xp.expand_dims(xp.argmax(run, axis=-1), -1)
+        index = xp.take_along_axis(order, end, axis=-1).astype(xp.int64)
+        return xp.ascontiguousarray(xp.moveaxis(index, -1, self.dim))
+
+    def infer(self, x):
+        check_nonempty("mode", tuple(x.shape), (self.dim,))
+        return Spec(keepdim_shape(tuple(x.shape), (self.dim,)), _dt.int64)
+
+
 # -- all / any --------------------------------------------------------------------------------
 
 
@@ -451,4 +515,15 @@ class LseShift(Op):
         return Spec(keepdim_shape(tuple(x.shape), self.axis), x.dtype)
 
 
-__all__ = ["Sum", "Prod", "Amax", "SelectArg", "ArgReduce", "Cumsum", "Cumprod", "AllAny"]
+__all__ = [
+    "Sum",
+    "Prod",
+    "Amax",
+    "SelectArg",
+    "ArgReduce",
+    "Cumsum",
+    "Cumprod",
+    "CumArgExtreme",
+    "ModeIndex",
+    "AllAny",
+]

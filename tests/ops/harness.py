@@ -309,15 +309,6 @@ _READS_INDEX = (
     "(.item(), ember/functions/searching.py), and under compile an index built inside the "
     "traced function is symbolic (define-and-run folds constant-only ops; compile records them)"
 )
-_CUM_EXTREME = (
-    "cummax / cummin compute their indices with NumPy on the host (_cum_extreme in "
-    "ember/functions/special/scans.py), not as an op: no graph can be built, though the output "
-    "shape does not depend on the data"
-)
-_HOST_MODE = (
-    "mode counts values with NumPy on the host (ember/functions/special/statistics.py), not "
-    "as an op: no graph can be built, though the output shape does not depend on the data"
-)
 XFAIL: dict[tuple[str, str], str] = {
     ("compiled", "take[2x3]"): _READS_INDEX,
     ("compiled", "index_add[3x2,3x2]"): _READS_INDEX,
@@ -327,15 +318,6 @@ XFAIL: dict[tuple[str, str], str] = {
     ("compiled", "masked_scatter[2x3,2x3]"): _READS_INDEX + " (the mask's count of True)",
     ("compiled", "masked_scatter_broadcast_mask[2x3,5]"): _READS_INDEX
     + " (the mask's count of True)",
-    ("compiled", "cummax[2x5]"): _CUM_EXTREME,
-    ("compiled", "cummin[4x2]"): _CUM_EXTREME,
-    ("static", "cummax[2x5]"): _CUM_EXTREME,
-    ("static", "cummin[4x2]"): _CUM_EXTREME,
-    ("onnx", "cummax[2x5]"): _CUM_EXTREME,
-    ("onnx", "cummin[4x2]"): _CUM_EXTREME,
-    ("compiled", "mode[3x5]"): _HOST_MODE,
-    ("static", "mode[3x5]"): _HOST_MODE,
-    ("onnx", "mode[3x5]"): _HOST_MODE,
     (
         "onnx",
         "erfinv[6]",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
-from ... import backend as _backend
 from ..._config import no_grad
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
+from ...ops.base import apply
+from ...ops.reduce import CumArgExtreme
 from .. import creation as C
 from ._arguments import _float, _where
 
@@ -20,22 +19,12 @@ cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
 
 
-def _cum_extreme(input: Tensor, dim: int, take_max: bool, name: str):
+def _cum_extreme(input: Tensor, dim: int, is_min: bool, name: str):
+    """(values, indices) of cummax / cummin: the indices an op, the values a ``gather`` at
+    them, so the gradient goes to where each running extreme was taken, as in PyTorch."""
     d = wrap_dim(dim, max(input.ndim, 1), name)
     x = input.reshape(1) if input.ndim == 0 else input
-    arr = _backend.to_device(x.detach()._data, _backend.CPU)
-    acc = np.maximum if take_max else np.minimum
-    running = acc.accumulate(arr, axis=d) if arr.size else arr
-    shape = [1] * arr.ndim
-    shape[d] = arr.shape[d]
-    positions = np.broadcast_to(np.arange(arr.shape[d]).reshape(shape), arr.shape)
-    hit = (arr == running) | np.isnan(arr)
-    index = (
-        np.maximum.accumulate(np.where(hit, positions, 0), axis=d)
-        if arr.size
-        else arr.astype(np.int64)
-    )
-    idx = C.tensor(index.astype(np.int64), device=input.device)
+    idx = apply(CumArgExtreme(d, is_min), x)
     values = x.gather(d, idx)
     if input.ndim == 0:
         values, idx = values.reshape(()), idx.reshape(())
@@ -49,7 +38,7 @@ def cummax(input: Tensor, dim: int):
     >>> ember.cummax(ember.tensor([1.0, 3.0, 2.0]), 0).values
     tensor([1., 3., 3.])
     """
-    return cummax_result(*_cum_extreme(input, dim, True, "cummax"))
+    return cummax_result(*_cum_extreme(input, dim, False, "cummax"))
 
 
 def cummin(input: Tensor, dim: int):
@@ -59,7 +48,7 @@ def cummin(input: Tensor, dim: int):
     >>> ember.cummin(ember.tensor([3.0, 1.0, 2.0]), 0).indices
     tensor([0, 1, 1])
     """
-    return cummin_result(*_cum_extreme(input, dim, False, "cummin"))
+    return cummin_result(*_cum_extreme(input, dim, True, "cummin"))
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
-from ... import backend as _backend
 from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
+from ...ops.base import apply
+from ...ops.reduce import ModeIndex
 from .. import creation as C
 from ._arguments import _where
 
@@ -166,18 +165,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     mode(values=tensor(2), indices=tensor(2))
     """
     d = wrap_dim(dim, max(input.ndim, 1), "mode")
-    arr = _backend.to_device(input.detach()._data, _backend.CPU)
-    arr = arr.reshape(1) if arr.ndim == 0 else arr
-    moved = np.moveaxis(arr, d, -1)
-    flat = moved.reshape(-1, moved.shape[-1])
-    best = np.empty(flat.shape[0], dtype=np.int64)
-    for r, row in enumerate(flat):
-        values, counts = np.unique(row, return_counts=True)
-        winner = values[np.argmax(counts)]
-        best[r] = np.flatnonzero(row == winner)[-1]
-    index = C.tensor(best.reshape(moved.shape[:-1]), device=input.device)
-    pos = index.unsqueeze(d) if input.ndim else index.reshape(1)
     src = input if input.ndim else input.reshape(1)
+    pos = apply(ModeIndex(d), src)
     values = src.gather(d, pos)
     if not keepdim or input.ndim == 0:
         values, pos = values.squeeze(d), pos.squeeze(d)
