@@ -12,6 +12,7 @@ tensor([1., 2.])
 from __future__ import annotations
 
 from . import dtypes as _dt
+from .backend import cuda as _cuda
 
 _NAMES = {
     "FloatTensor": _dt.float32,
@@ -68,6 +69,7 @@ def _make(name: str, dtype: _dt.DType, device: str | None):
 
 CPU_TYPES = {name: _make(name, dt, None) for name, dt in _NAMES.items()}
 CUDA_TYPES = {name: _make(name, dt, "cuda") for name, dt in _NAMES.items()}
+_cuda.register_legacy_types(CUDA_TYPES)  # ember.cuda.FloatTensor, from above the backend
 
 
 def legacy_type(name: str):

@@ -503,11 +503,18 @@ _LEGACY = (
 )
 
 
-def __getattr__(name: str):
-    if name in _LEGACY:  # looked up when used: the backend imports nothing above it
-        from .._legacy import CUDA_TYPES
+_legacy_types: dict = {}  # name -> type, filled from above by ember/_legacy.py
 
-        return CUDA_TYPES[name]
+
+def register_legacy_types(types: dict) -> None:
+    """Make ``ember.cuda.FloatTensor`` and the rest the types in ``types`` (``ember._legacy``
+    calls this when it loads: the backend imports nothing above it)."""
+    _legacy_types.update(types)
+
+
+def __getattr__(name: str):
+    if name in _LEGACY and name in _legacy_types:
+        return _legacy_types[name]
     raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")
 
 
@@ -543,4 +550,5 @@ __all__ = [
     "set_float32_matmul_precision",
     "get_float32_matmul_precision",
     *_LEGACY,
+    "register_legacy_types",
 ]
