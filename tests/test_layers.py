@@ -8,8 +8,8 @@ float32`` names the package root ``ember``. A module may import its own layer an
 below it. The package root ``ember`` (``ember/__init__.py``, the public surface) belongs to the
 top layer, so ``import ember`` inside a lower layer is an upward import too.
 
-``ALLOWED`` lists the upward imports that exist today and are being untied elsewhere; a new
-upward import fails, and so does an entry that no longer occurs, so the list only shrinks.
+``ALLOWED`` lists the upward imports allowed (none today); a new upward import fails, and so
+does an entry that no longer occurs.
 """
 
 from __future__ import annotations
