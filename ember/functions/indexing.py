@@ -86,7 +86,7 @@ def _classify(k, x: Tensor, op: str):
 
 
 def _on_device(t: Tensor, x: Tensor) -> Tensor:
-    if type(t._data) is type(x._data):
+    if type(t._data) is type(x._data) or t.device == x.device:  # (a traced value: a Symbol)
         return t
     return Tensor._make(to_device(t._data, x.device))
 

@@ -4,7 +4,10 @@ repeat_interleave, take, index_add / index_copy / index_fill, masked_scatter, un
 Functions whose output size depends on the data (``nonzero``, ``unique``, tensor
 ``repeat_interleave``) read that size on the host; the values stay on the input's device.
 ``searchsorted``, ``bucketize`` and ``histc`` have static output shapes: they are ops
-(``ember.ops.searching``), so they run under ``ember.compile`` and in static graphs too.
+(``ember.ops.searching``), so they run under ``ember.compile`` and in static graphs too. So are
+the bounds checks of ``take`` / ``index_add`` / ``index_copy`` / ``index_fill`` and the count
+check of ``masked_scatter`` (``IndexInRange``, ``MaskedPositions``): made when the op runs, as
+PyTorch's device-side checks, so an index computed in a compiled function is checked too.
 The differentiable ones are built from ``gather``, ``scatter_add``, ``index_select`` and
 ``where``, so their gradients (of every order) come with them.
 
@@ -22,10 +25,11 @@ import numpy as np
 
 from .. import backend as _backend
 from .. import dtypes as _dt
-from .._errors import DTypeError, EmberIndexError, ShapeError
+from .._errors import DTypeError, ShapeError
 from .._shape import wrap_dim
 from .._tensor import Tensor
 from ..ops.base import apply
+from ..ops.indexing import IndexInRange, MaskedPositions
 from ..ops.searching import Histc, SearchSorted, check_searchsorted
 from . import creation as C
 from .inplace import inplace_method
@@ -318,12 +322,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     tensor([1, 4])
     """
     _int_index(index, "take")
-    n = input.numel()
-    flat = index.reshape(-1)
-    if flat.numel() and (int(flat.max().item()) >= n or int(flat.min().item()) < -n):
-        bad = int(flat.max().item()) if int(flat.max().item()) >= n else int(flat.min().item())
-        raise EmberIndexError(f"take: index {bad} is out of range for a tensor of {n} elements")
-    flat = flat.long() % max(n, 1)
+    flat = apply(IndexInRange("take", input.numel()), index.reshape(-1))
     return input.reshape(-1).index_select(0, flat).reshape(*index.shape)
 
 
@@ -397,13 +396,7 @@ def _checked_index(x: Tensor, dim: int, index: Tensor, name: str) -> Tensor:
     if index.ndim > 1:
         raise ShapeError(f"{name}: index should have at most 1 dimension, got {tuple(index.shape)}")
     size = x.shape[dim] if x.ndim else 1
-    flat = index.reshape(-1)
-    if flat.numel() and (int(flat.max().item()) >= size or int(flat.min().item()) < -size):
-        raise EmberIndexError(
-            f"{name}: index out of range for dimension {dim} of size {size} "
-            f"(index values {int(flat.min().item())}..{int(flat.max().item())})"
-        )
-    return flat.long() % max(size, 1)
+    return apply(IndexInRange(name, size, dim), index.reshape(-1))
 
 
 def _index_along(x: Tensor, dim: int, index: Tensor, like: Tensor, name: str) -> Tensor:
@@ -484,17 +477,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if mask.dtype is not _dt.bool_:
         raise DTypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
     m = mask.expand(*input.shape) if tuple(mask.shape) != tuple(input.shape) else mask
-    needed = int(m.sum().item())
-    if source.numel() < needed:
-        raise ShapeError(
-            f"masked_scatter: mask has {needed} True elements but source has only "
-            f"{source.numel()} (shape {tuple(source.shape)})"
-        )
-    flat_mask = m.reshape(-1)
-    position = (flat_mask.long().cumsum(0) - 1).clamp(min=0)
+    position = apply(MaskedPositions(tuple(source.shape)), m)  # checks the count when it runs
     src = source.reshape(-1).to(input.dtype)
-    if src.numel() == 0:
-        return input.clone()
+    if src.numel() == 0:  # nothing to read (the check passed: the mask is all False)
+        src = C.zeros(1, dtype=input.dtype, device=input.device)
     picked = src.gather(0, position).reshape(*input.shape)
     from .elementwise import where
 

@@ -1,8 +1,9 @@
 """Converters for ``ember.ops.indexing``: basic indexing (``Slice``, ``Squeeze``,
 ``Unsqueeze``), advanced indexing (``Gather`` / ``GatherND``), gather (``GatherElements``),
-scatter and scatter_add (``ScatterElements``). Writes into part of a tensor (``x[i] = v``,
-``index_put``, writes through a view) become one ``ScatterElements`` on the flat tensor, at
-positions computed at export time (so they need the tensor's full shape)."""
+scatter and scatter_add (``ScatterElements``), and the positions of the run-time index checks
+(``IndexInRange``, ``MaskedPositions``: ONNX cannot raise). Writes into part of a tensor
+(``x[i] = v``, ``index_put``, writes through a view) become one ``ScatterElements`` on the flat
+tensor, at positions computed at export time (so they need the tensor's full shape)."""
 
 from __future__ import annotations
 
@@ -196,3 +197,25 @@ def _scatter(ctx, node, x, index, src):
     return ctx.add(
         "ScatterElements", [x, index, src], axis=node.op.dim, reduction="add" if add else None
     )
+
+
+@converts(I.IndexInRange)
+def _index_in_range(ctx, node, index):
+    """Negative positions counted from the end. ONNX has no way to raise: the check is left to
+    the Gather / ScatterElements that reads the positions (an index at or past the size fails
+    there; one below ``-size`` may read from the end instead)."""
+    if str(node.inputs[0].dtype) != "int64":
+        index = ctx.cast(index, np.int64)
+    zero = ctx.scalar(0, np.int64)
+    wrapped = ctx.add("Add", [index, ctx.scalar(node.op.size, np.int64)])
+    return ctx.add("Where", [ctx.add("Less", [index, zero]), wrapped, index])
+
+
+@converts(I.MaskedPositions)
+def _masked_positions(ctx, node, mask):
+    """The running count of True, less one, at least 0. The count check is left to the Gather
+    that reads the source (a position past its end fails there)."""
+    flat = ctx.cast(ctx.add("Reshape", [mask, ctx.ints([-1])]), np.int64)
+    counts = ctx.add("CumSum", [flat, ctx.const(np.asarray(0, dtype=np.int64))])
+    one, zero = ctx.scalar(1, np.int64), ctx.scalar(0, np.int64)
+    return ctx.add("Max", [ctx.add("Sub", [counts, one]), zero])

@@ -1,5 +1,6 @@
 """Indexing primitives: basic slicing (a view), advanced (integer-array) indexing, index_put,
-gather / scatter, and the write-through-a-view node ``CopySlices``.
+gather / scatter, the write-through-a-view node ``CopySlices``, and the index checks made when
+an op runs (``IndexInRange``, ``MaskedPositions``).
 
 Index specs are hashable so ops stay hashable: a *basic* key is a tuple whose items are an int
 (already in range and non-negative), ``None`` (a new dimension) or a slice written as the tuple
@@ -19,6 +20,7 @@ tensor([3, 5])
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .. import _caches
@@ -275,6 +277,68 @@ class IndexPut(Op):
         if v._requires_grad:
             gv = sum_to(select(g, self.basic, self.adv, idx), tuple(v.shape))
         return (gx, gv) + (None,) * len(idx)
+
+
+# -- index checks made when the op runs ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexInRange(Op):
+    """``index`` (int64 or int32) as int64 positions in ``[0, size)``, negative ones counted
+    from the end, refusing any outside ``[-size, size)``: the bounds check of ``take`` (``dim``
+    None: positions in the flattened input of ``size`` elements) and of index_add / index_copy /
+    index_fill (along ``dim``). The check is made when the op runs, as PyTorch's device-side
+    assert, so an index computed inside a compiled function is checked too (it reads the
+    index's min and max back to the host)."""
+
+    caller: str  # the public function, for the message
+    size: int
+    dim: int | None = None
+    differentiable = False
+
+    def forward(self, xp, index):
+        if index.size:
+            lo, hi = int(index.min()), int(index.max())
+            if hi >= self.size or lo < -self.size:
+                if self.dim is None:
+                    bad = hi if hi >= self.size else lo
+                    raise EmberIndexError(
+                        f"{self.caller}: index {bad} is out of range for a tensor of "
+                        f"{self.size} elements"
+                    )
+                raise EmberIndexError(
+                    f"{self.caller}: index out of range for dimension {self.dim} of size "
+                    f"{self.size} (index values {lo}..{hi})"
+                )
+        return index.astype(xp.int64) % max(self.size, 1)
+
+    def infer(self, index):
+        return Spec(tuple(index.shape), _dt.int64)
+
+
+@dataclass(frozen=True)
+class MaskedPositions(Op):
+    """For each element of ``mask`` (bool), flattened, how many True elements come before it:
+    the position in the flattened source that ``masked_scatter`` reads there (0 where the mask
+    is False). Refuses, when it runs, a mask with more True elements than the source, of shape
+    ``source_shape``, holds (so a compiled masked_scatter checks too)."""
+
+    source_shape: tuple
+    differentiable = False
+
+    def forward(self, xp, mask):
+        counts = xp.cumsum(mask.reshape(-1), dtype=xp.int64)
+        needed = int(counts[-1]) if counts.size else 0
+        available = math.prod(self.source_shape)
+        if needed > available:
+            raise ShapeError(
+                f"masked_scatter: mask has {needed} True elements but source has only "
+                f"{available} (shape {self.source_shape})"
+            )
+        return xp.maximum(counts - 1, 0)
+
+    def infer(self, mask):
+        return Spec((math.prod(mask.shape),), _dt.int64)
 
 
 # -- gather / scatter along a dim --------------------------------------------------------------

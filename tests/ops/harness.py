@@ -304,20 +304,7 @@ ONNX_UNSUPPORTED: dict[str, str] = {
 # Known ember bugs the graph checks find: (check, case id) -> the bug. Each is xfail(strict=True),
 # so a fix fails the test until its entry goes (tests/test_op_coverage.py fails for an entry that
 # names no case). Checks: "compiled", "static", "onnx".
-_READS_INDEX = (
-    "ember.compile: the function reads its index's values on the host for a bounds check "
-    "(.item(), ember/functions/searching.py), and under compile an index built inside the "
-    "traced function is symbolic (define-and-run folds constant-only ops; compile records them)"
-)
 XFAIL: dict[tuple[str, str], str] = {
-    ("compiled", "take[2x3]"): _READS_INDEX,
-    ("compiled", "index_add[3x2,3x2]"): _READS_INDEX,
-    ("compiled", "index_add_dim1[2x3,2x2]"): _READS_INDEX,
-    ("compiled", "index_copy[2x3,2x2]"): _READS_INDEX,
-    ("compiled", "index_fill[2x3]"): _READS_INDEX,
-    ("compiled", "masked_scatter[2x3,2x3]"): _READS_INDEX + " (the mask's count of True)",
-    ("compiled", "masked_scatter_broadcast_mask[2x3,5]"): _READS_INDEX
-    + " (the mask's count of True)",
     (
         "onnx",
         "erfinv[6]",

@@ -1,5 +1,7 @@
 """Finding, counting and index-driven copies (ember/functions/searching.py) against torch."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -585,6 +587,32 @@ def test_inplace_forms(device, name):
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# (function of an input and a float tensor k whose values make the index or mask inside the
+# function, a good k, a bad k): under ember.compile the index is symbolic while tracing, so the
+# bounds / count checks are made when the graph runs, with eager's errors
+RUN_TIME_CHECKS = [
+    (lambda x, k: ember.take(x, k.long()), [0.0, -6.0, 5.0], [0.0, 6.0, 1.0]),
+    (lambda x, k: x.index_add(1, k.long(), x[:, :2]), [2.0, -3.0], [3.0, 0.0]),
+    (lambda x, k: x.index_copy(1, k.long(), x[:, :2]), [2.0, 0.0], [0.0, -4.0]),
+    (lambda x, k: x.index_fill(1, k.long(), -1.0), [1.0], [7.0]),
+    (lambda x, k: x.masked_scatter(k.reshape(2, 1) > 0, x[0]), [1.0, 0.0], [1.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("fn, good, bad", RUN_TIME_CHECKS)
+def test_index_checks_run_in_compiled_graphs(device, fn, good, bad):
+    f = ember.compile(fn, verbose=False)
+    x = ember.arange(6.0, device=device).reshape(2, 3)
+    k = ember.tensor(good, device=device)
+    assert f(x, k).cpu().tolist() == fn(x, k).cpu().tolist()
+    k = ember.tensor(bad, device=device)
+    with pytest.raises(ember.EmberError) as eager:
+        fn(x, k)
+    with pytest.raises(type(eager.value), match=re.escape(str(eager.value))):
+        f(x, k)
+    assert f.traces == 1
 
 
 # (call on ember or torch, ember's error and message): PyTorch refuses each call too
