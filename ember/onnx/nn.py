@@ -2,9 +2,11 @@
 input gradient ``Conv2dGradInput`` -> ``ConvTranspose``, which is what ``conv_transpose2d``
 records), pooling (``MaxPool2d`` and its indices -> ``MaxPool``), ``unfold`` (a grouped
 convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, log-softmax,
-layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula) and
-binary cross-entropy. Composites (batch norm, layer norm's affine part, linear, avg pooling...)
-arrive as the primitives they are made of."""
+layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula),
+batch normalization (``BatchNormalize`` -> ``BatchNormalization`` with the statistics as inputs;
+``BatchMoments``, training's batch statistics, -> ``ReduceMean`` s) and binary cross-entropy.
+Composites (layer norm's affine part, linear, avg pooling...) arrive as the primitives they are
+made of."""
 
 from __future__ import annotations
 
@@ -150,6 +152,38 @@ def _layer_norm(ctx, node, x):
     var = ctx.reduce("ReduceMean", ctx.add("Mul", [c, c]), axes, True)
     std = ctx.add("Sqrt", [ctx.add("Add", [var, ctx.scalar(op.eps, dt)])])
     return ctx.add("Mul", [c, ctx.add("Reciprocal", [std])])
+
+
+@converts(Nm.BatchMoments)
+def _batch_moments(ctx, node, x):
+    shape, dt = node.inputs[0].shape, np.dtype(node.output.dtype)
+    if np.dtype(node.inputs[0].dtype) != dt:
+        x = ctx.cast(x, dt)
+    axes = [0] + list(range(2, len(shape)))
+    mean = ctx.reduce("ReduceMean", x, axes, True)
+    c = ctx.add("Sub", [x, mean])
+    var = ctx.reduce("ReduceMean", ctx.add("Mul", [c, c]), axes, True)
+    flat = ctx.ints([1, -1])
+    parts = [ctx.add("Reshape", [v, flat]) for v in (mean, var)]
+    return ctx.add("Concat", parts, axis=0)
+
+
+@converts(Nm.BatchNormalize)
+def _batch_normalize(ctx, node, x, stats, *wb):
+    op, c = node.op, node.inputs[0].shape[1]
+    dt = np.dtype(node.output.dtype)
+    if isinstance(c, Dim) and not (op.weight and op.bias):
+        raise ctx.error("batch norm without weight or bias needs a known number of channels")
+    if np.dtype(node.inputs[1].dtype) != dt:
+        stats = ctx.cast(stats, dt)
+    mean, var = (ctx.add("Gather", [stats, ctx.const(np.asarray(i, np.int64))]) for i in (0, 1))
+    vals = list(wb)
+    for i, (present, fill) in enumerate(((op.weight, 1.0), (op.bias, 0.0))):
+        if not present:
+            vals.insert(i, ctx.const(np.full(int(c), fill, dt)))
+        elif np.dtype(node.inputs[2 + i - (not op.weight)].dtype) != dt:
+            vals[i] = ctx.cast(vals[i], dt)
+    return ctx.add("BatchNormalization", [x, *vals, mean, var], epsilon=float(op.eps))
 
 
 @converts(S.LogSoftmax)

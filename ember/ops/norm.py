@@ -1,4 +1,5 @@
-"""Layer normalization as a primitive: ``F.layer_norm`` applies it on every device.
+"""Layer and batch normalization as primitives: ``F.layer_norm`` and ``F.batch_norm`` apply them
+on every device.
 
 ``LayerNormalize`` is ``(x - mean) / sqrt(var + eps)`` over the last ``axes`` axes (biased
 variance, no affine part). Its ``forward`` is that formula in ``xp`` calls; on a GPU the CUDA
@@ -8,19 +9,47 @@ subtract / multiply / rsqrt also halves the CPU's work in backward (measured: 10
 forward + backward on 32x64x256). Its vjp is the textbook layer-norm gradient written in ember
 ops, ``rstd * (g - mean(g) - y * mean(g * y))``, so gradients of gradients still work.
 
+Batch normalization (per channel, dim 1, over the batch and every spatial position) is four
+ops, so a training step's BatchNorm is two ops forward and two backward instead of about twenty:
+
+- ``BatchMoments``: ``x`` -> ``(2, C)`` [mean, biased variance] (no gradient: see below);
+- ``BatchNormalize``: ``(x, stats, [weight], [bias])`` -> ``(x - mean) * rstd * weight + bias``,
+  as PyTorch's CPU kernel computes it (``x * scale + shift`` with per-channel ``scale``,
+  ``shift``). ``training=True`` says that ``stats`` are ``x``'s own ``BatchMoments``, so the
+  gradient for ``x`` is the whole batch-norm gradient (through the statistics too) and ``stats``
+  gets none; ``training=False`` (running statistics) makes it a per-channel affine map;
+- ``BatchNormSums``: ``(g, x, stats)`` -> ``(2, C)`` [sum of g, sum of g * xhat], the bias and
+  weight gradients and the two sums the input gradient needs;
+- ``BatchNormGradInput``: ``(g, x, stats, sums, [weight])`` -> the closed-form input gradient
+  ``weight * rstd * (g - sum(g)/M - xhat * sum(g * xhat)/M)`` (training only: in eval it is
+  ``g * weight * rstd``, written with ember ops).
+
+float16 / bfloat16 inputs compute in float32 (statistics and sums are float32), float64 in
+float64. Per-channel sums are matrix-vector products (``_channel_sum``, BLAS) or ``einsum``,
+not ``sum(axis=(0, 2))`` (measured 24 us vs 72 us on 64x32x8x8). The vjps of the two backward
+ops are the textbook second derivatives written in ember ops, with ``xhat`` recomputed from
+``x`` in ember ops in training (``_xhat``), so gradients of any order are exact.
+
 >>> import ember
 >>> from ember.ops.base import apply
 >>> apply(LayerNormalize(1, 1e-5), ember.tensor([[1.0, 3.0]]))
 tensor([[-1.0000,  1.0000]])
+>>> x = ember.tensor([[1.0], [3.0]])
+>>> apply(BatchNormalize(0.0, True), x, apply(BatchMoments(), x))
+tensor([[-1.],
+        [ 1.]])
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import dtypes as _dt
+from ..backend.kernels import batchnorm as _bn_kernels
 from ..backend.kernels import rows
 from ..backend.overrides import register
-from .base import Op, Spec
+from .base import Op, Spec, apply
+from .movement import Cat
 
 
 @dataclass(frozen=True)
@@ -58,4 +87,267 @@ def _layer_norm_cuda(op, xp, x):
     return rows.layer_norm(xp, x, op.axes, op.eps)
 
 
-__all__ = ["LayerNormalize"]
+# -- batch normalization ---------------------------------------------------------------------
+
+
+def _acc(xp, dtype):
+    """The compute dtype: float64 for float64, float32 for float32 / float16 / bfloat16."""
+    return xp.float64 if dtype == xp.float64 else xp.float32
+
+
+def _acc_dtype(dtype: _dt.DType) -> _dt.DType:
+    return _dt.float64 if dtype is _dt.float64 else _dt.float32
+
+
+def _rows(xp, x):
+    """``x`` (N, C, *) as an (N, C, L) array of the compute dtype (a view where it can be)."""
+    return x.reshape(x.shape[0], x.shape[1], -1).astype(_acc(xp, x.dtype), copy=False)
+
+
+def _channel_sum(xp, a):
+    """Per-channel sums ``(C,)`` of an (N, C, L) array: two matrix-vector products."""
+    n, c, m = a.shape
+    if m != 1:
+        a = a.reshape(n * c, m) @ xp.ones(m, a.dtype)
+    return xp.ones(n, a.dtype) @ a.reshape(n, c)
+
+
+def _channel_dot(xp, a, b):
+    """Per-channel sums of ``a * b`` for (N, C, L) arrays, without the product's temporary."""
+    return xp.einsum("ncl,ncl->c", a, b)
+
+
+def _count(shape) -> int:
+    """Values per channel: everything but dim 1."""
+    m = 1
+    for i, s in enumerate(shape):
+        if i != 1:
+            m *= s
+    return m
+
+
+def _rstd(xp, stats, eps: float, acc):
+    return 1 / xp.sqrt(stats[1].astype(acc, copy=False) + acc(eps))
+
+
+def _channel(t, ndim: int):
+    """A (C,) tensor shaped to broadcast along dim 1 of an ``ndim``-D one."""
+    return t.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _dims(ndim: int) -> tuple:
+    return (0,) + tuple(range(2, ndim))
+
+
+def _wide(t):
+    """``t`` in its compute dtype (float16 / bfloat16 -> float32)."""
+    return t if t.dtype in (_dt.float32, _dt.float64) else t.float()
+
+
+def _xhat(x, stats, eps: float, training: bool):
+    """``(xhat, rstd)`` in ember ops on the compute dtype, ``rstd`` shaped (1, C, 1...). In
+    training from ``x``'s own moments, so that derivatives through them are exact; in eval
+    from ``stats``."""
+    xa, nd = _wide(x), x.ndim
+    if training:
+        c = xa - xa.mean(dim=_dims(nd), keepdim=True)
+        var = (c * c).mean(dim=_dims(nd), keepdim=True)
+    else:
+        c, var = xa - _channel(stats[0], nd), _channel(stats[1], nd)
+    r = (var + eps).rsqrt()
+    return c * r, r
+
+
+def _project(v, xhat, dims):
+    """``v - mean(v) - xhat * mean(v * xhat)`` per channel: the adjoint of xhat's dependence on
+    x through the batch statistics (``d xhat = rstd * _project(d x)``); self-adjoint."""
+    return v - v.mean(dim=dims, keepdim=True) - xhat * (v * xhat).mean(dim=dims, keepdim=True)
+
+
+def _pair(a, b):
+    """Two (C,) tensors as one (2, C)."""
+    return apply(Cat(0), a.unsqueeze(0), b.unsqueeze(0))
+
+
+@dataclass(frozen=True)
+class BatchMoments(Op):
+    """Per-channel mean and biased variance of ``x`` (N, C, *): a ``(2, C)`` array in the
+    compute dtype. No gradient: ``BatchNormalize(training=True)`` differentiates through it."""
+
+    differentiable = False
+
+    def forward(self, xp, x):
+        a = _rows(xp, x)
+        m = a.dtype.type(_count(x.shape))
+        mean = _channel_sum(xp, a) / m
+        c = a - mean[:, None]
+        return xp.stack([mean, _channel_dot(xp, c, c) / m])
+
+    def infer(self, x):
+        return Spec((2, x.shape[1]), _acc_dtype(x.dtype))
+
+
+@dataclass(frozen=True)
+class BatchNormalize(Op):
+    """``(x - mean) * rstd * weight + bias`` per channel (dim 1); inputs ``(x, stats, [weight],
+    [bias])`` (``weight`` / ``bias`` present as the fields say), ``stats`` (2, C) [mean, var].
+
+    ``training=True``: ``stats`` are ``BatchMoments(x)`` and ``x``'s gradient goes through them.
+    """
+
+    eps: float = 1e-5
+    training: bool = True
+    weight: bool = False
+    bias: bool = False
+    saves_inputs = True
+
+    def coefficients(self, xp, stats, *wb):
+        """Per-channel ``(scale, shift)`` with ``y = x * scale + shift``, in the compute dtype."""
+        acc = stats.dtype.type
+        scale = _rstd(xp, stats, self.eps, acc)
+        if self.weight:
+            scale = scale * wb[0].astype(acc, copy=False)
+        shift = -stats[0].astype(acc, copy=False) * scale
+        if self.bias:
+            shift = shift + wb[-1].astype(acc, copy=False)
+        return scale, shift
+
+    def forward(self, xp, x, stats, *wb):
+        stats = stats.astype(_acc(xp, x.dtype), copy=False)
+        scale, shift = self.coefficients(xp, stats, *wb)
+        a = _rows(xp, x)
+        y = a * scale[:, None]
+        y += shift[:, None]
+        return y.reshape(x.shape).astype(x.dtype, copy=False)
+
+    def infer(self, x, stats, *wb):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, g, out, x, stats, *wb):
+        w = wb[0] if self.weight else None
+        b = wb[-1] if self.bias else None
+        need_w = w is not None and w._requires_grad
+        need_b = b is not None and b._requires_grad
+        sums = None
+        if need_w or need_b or (self.training and x._requires_grad):
+            sums = apply(BatchNormSums(self.eps, self.training), g, x, stats)
+        dx = None
+        if x._requires_grad:
+            if self.training:
+                dx = apply(BatchNormGradInput(self.eps, self.weight), g, x, stats, sums, *wb[:1])
+            else:
+                scale = (stats[1] + self.eps).rsqrt()
+                scale = scale * w if w is not None else scale
+                dx = (g * _channel(scale, g.ndim)).to(x.dtype)
+        dw = sums[1].to(w.dtype) if need_w else None
+        db = sums[0].to(b.dtype) if need_b else None
+        return (dx, None) + ((dw,) if self.weight else ()) + ((db,) if self.bias else ())
+
+
+@dataclass(frozen=True)
+class BatchNormSums(Op):
+    """``(g, x, stats)`` -> (2, C) [sum of g, sum of g * xhat] per channel, compute dtype."""
+
+    eps: float = 1e-5
+    training: bool = True
+    saves_inputs = True
+
+    def forward(self, xp, g, x, stats):
+        acc = _acc(xp, x.dtype)
+        stats = stats.astype(acc, copy=False)
+        g3, a = _rows(xp, g), _rows(xp, x)
+        c = a - stats[0][:, None]
+        sgx = _channel_dot(xp, g3, c) * _rstd(xp, stats, self.eps, acc)
+        return xp.stack([_channel_sum(xp, g3), sgx])
+
+    def infer(self, g, x, stats):
+        return Spec((2, x.shape[1]), _acc_dtype(x.dtype))
+
+    def vjp(self, c, out, g, x, stats):
+        nd = x.ndim
+        xhat, r = _xhat(x, stats, self.eps, self.training)
+        c0, c1 = _channel(c[0], nd), _channel(c[1], nd)
+        dg = (c0 + c1 * xhat).to(g.dtype) if g._requires_grad else None
+        dx = None
+        if x._requires_grad:
+            ga = _wide(g)
+            dx = c1 * r * (_project(ga, xhat, _dims(nd)) if self.training else ga)
+            dx = dx.to(x.dtype)
+        return dg, dx, None
+
+
+@dataclass(frozen=True)
+class BatchNormGradInput(Op):
+    """Training batch norm's input gradient from ``(g, x, stats, sums, [weight])``, ``sums``
+    being ``BatchNormSums(g, x, stats)``: ``weight * rstd * (g - A/M - xhat * B/M)``."""
+
+    eps: float = 1e-5
+    weight: bool = False
+    saves_inputs = True
+
+    def coefficients(self, xp, x_shape, stats, sums, *w):
+        """Per-channel ``(k1, k2, k3)`` with ``dx = k1 * g + k2 * (x - mean) + k3``."""
+        acc = stats.dtype.type
+        m = acc(_count(x_shape))
+        r = _rstd(xp, stats, self.eps, acc)
+        k1 = r * w[0].astype(acc, copy=False) if self.weight else r
+        sums = sums.astype(acc, copy=False)
+        return k1, -k1 * r * sums[1] / m, -k1 * sums[0] / m
+
+    def forward(self, xp, g, x, stats, sums, *w):
+        acc = _acc(xp, x.dtype)
+        stats = stats.astype(acc, copy=False)
+        k1, k2, k3 = self.coefficients(xp, x.shape, stats, sums, *w)
+        t = _rows(xp, x) - stats[0][:, None]
+        t *= k2[:, None]
+        t += k3[:, None]
+        t += _rows(xp, g) * k1[:, None]
+        return t.reshape(x.shape).astype(x.dtype, copy=False)
+
+    def infer(self, g, x, stats, sums, *w):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, u, out, g, x, stats, sums, *w):
+        nd, dims = x.ndim, _dims(x.ndim)
+        m = _count(x.shape)
+        xhat, r = _xhat(x, stats, self.eps, True)
+        ua = _wide(u)
+        wr = r * _channel(w[0], nd) if self.weight else r
+        a, b = _channel(sums[0], nd), _channel(sums[1], nd)
+        dg = (wr * ua).to(g.dtype) if g._requires_grad else None
+        dsums = None
+        if sums._requires_grad:
+            wru = wr * ua
+            dsums = _pair(-wru.sum(dim=dims) / m, -(wru * xhat).sum(dim=dims) / m)
+            dsums = dsums.to(sums.dtype)
+        inner = ua * (_wide(g) - a / m - xhat * b / m)  # u * dx / (weight * rstd)
+        dw = None
+        if self.weight and w[0]._requires_grad:
+            dw = (inner.sum(dim=dims) * r.reshape(-1)).to(w[0].dtype)
+        dx = None
+        if x._requires_grad:
+            k = inner.sum(dim=dims, keepdim=True)
+            dx = (-(wr * r / m) * (k * xhat + b * _project(ua, xhat, dims))).to(x.dtype)
+        return (dg, dx, None, dsums) + ((dw,) if self.weight else ())
+
+
+@register(BatchNormalize, "cuda")
+def _batch_normalize_cuda(op, xp, x, stats, *wb):
+    scale, shift = op.coefficients(xp, stats.astype(_acc(xp, x.dtype), copy=False), *wb)
+    return _bn_kernels.channel_affine(xp, x, scale, shift)
+
+
+@register(BatchNormGradInput, "cuda")
+def _batch_norm_grad_input_cuda(op, xp, g, x, stats, sums, *w):
+    stats = stats.astype(_acc(xp, x.dtype), copy=False)
+    k1, k2, k3 = op.coefficients(xp, x.shape, stats, sums, *w)
+    return _bn_kernels.grad_input(xp, g, x, stats[0], k1, k2, k3)
+
+
+__all__ = [
+    "BatchMoments",
+    "BatchNormGradInput",
+    "BatchNormSums",
+    "BatchNormalize",
+    "LayerNormalize",
+]

@@ -19,6 +19,7 @@ import ember.nn.functional as F
 from ember.backend import overrides
 from ember.ops import conv as C
 from ember.ops import elementwise as ew
+from ember.ops import norm as Nm
 from ember.ops.base import apply
 from ember.ops.elementwise import Exp
 from ember.ops.linalg import MatMul
@@ -52,6 +53,17 @@ def _fused(dtype, build):
 _FUSED1 = _fused(np.float32, lambda n, x, y: n(ew.Tanh(), n(ew.NEG, n(ew.EXP, x))))
 _FUSED2 = _fused(np.float64, lambda n, x, y: n(ew.ADD, n(ew.EXP, n(ew.MUL, x, y)), y))
 
+
+def _bn(x, *params, g=None):
+    """Batch-norm inputs: x's own statistics (BatchMoments), the params, and for the input
+    gradient ``g`` and the sums ``BatchNormSums(g, x, stats)`` (what its vjp passes)."""
+    stats = Nm.BatchMoments().forward(np, x)
+    if g is None:
+        return (x, stats) + params
+    sums = Nm.BatchNormSums(1e-5, True).forward(np, g, x, stats)
+    return (g, x, stats, sums) + params
+
+
 _P1 = ((1, 1), (1, 1), (1, 1), 1)
 _P2 = ((2, 1), (2, 1), (2, 1), 2)
 _X1, _W1, _G1 = _conv((2, 3, 6, 6), (4, 3, 3, 3), _P1)
@@ -71,6 +83,33 @@ OP_CASES = {
     "ember.ops.norm.LayerNormalize": [
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
         (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
+    ],
+    "ember.ops.norm.BatchNormalize": [
+        (Nm.BatchNormalize(1e-5, True), _bn(_rand(4, 5)), 1e-5),
+        (
+            Nm.BatchNormalize(1e-5, True, True, True),
+            _bn(_rand(3, 4, 5, 6), _rand(4), _rand(4)),
+            1e-5,
+        ),
+        (Nm.BatchNormalize(1e-3, False, True), _bn(_rand(2, 3, 5, dtype=F64), _rand(3)), 1e-12),
+        (
+            Nm.BatchNormalize(1e-5, True, False, True),
+            _bn(_rand(2, 3, 4, dtype=BF16), _rand(3)),
+            2e-2,
+        ),
+    ],
+    "ember.ops.norm.BatchNormGradInput": [
+        (Nm.BatchNormGradInput(1e-5), _bn(_rand(4, 5), g=_rand(4, 5, seed=1)), 1e-5),
+        (
+            Nm.BatchNormGradInput(1e-5, True),
+            _bn(_rand(3, 4, 2, 5, dtype=F64), _rand(4, dtype=F64), g=_rand(3, 4, 2, 5, dtype=F64)),
+            1e-12,
+        ),
+        (
+            Nm.BatchNormGradInput(1e-5),
+            _bn(_rand(2, 3, 4, dtype=BF16), g=_rand(2, 3, 4, dtype=BF16)),
+            2e-2,
+        ),
     ],
     "ember.ops.linalg.MatMul": [
         (MatMul(), (_rand(3, 4), _rand(4, 5)), 1e-5),

@@ -13,8 +13,9 @@ from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...functions.shape import stack
 from ...ops.base import apply
-from ...ops.norm import LayerNormalize
+from ...ops.norm import BatchMoments, BatchNormalize, LayerNormalize
 
 
 def _channel_shape(input: Tensor) -> tuple:
@@ -54,7 +55,9 @@ def batch_norm(
     """Normalize each channel (dim 1) by batch statistics (training) or running ones (eval).
 
     In training the running statistics are updated in place with ``momentum`` (the variance
-    with Bessel's correction), as in PyTorch.
+    with Bessel's correction), as in PyTorch. The normalization and its affine part are one
+    primitive, ``ember.ops.norm.BatchNormalize``, with a closed-form backward (see
+    ``ember/ops/norm.py``); float16 / bfloat16 inputs compute in float32.
 
     >>> import ember
     >>> import ember.nn.functional as F
@@ -67,30 +70,28 @@ def batch_norm(
             f"batch_norm: expected at least a 2-D input (N, C), got {tuple(input.shape)}"
         )
     c = input.shape[1]
-    dims = (0,) + tuple(range(2, input.ndim))
-    shape = _channel_shape(input)
     if training:
-        count = input.numel() // c
+        count = input.numel() // c if c else 0
         if count <= 1:
             raise ShapeError(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"size {tuple(input.shape)}"
             )
-        mean, centered, var = _moments(input, dims)
+        stats = apply(BatchMoments(), input)
         if running_mean is not None and running_var is not None:
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.reshape(c).detach() * momentum)
-                unbiased = var.reshape(c).detach() * (count / (count - 1))
-                running_var.mul_(1 - momentum).add_(unbiased * momentum)
-        out = centered * (var + eps).rsqrt()
+                running_mean.mul_(1 - momentum).add_((stats[0] * momentum).to(running_mean.dtype))
+                unbiased = stats[1] * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_((unbiased * momentum).to(running_var.dtype))
     else:
         if running_mean is None or running_var is None:
             raise ShapeError("batch_norm: running_mean and running_var are needed in eval mode")
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t.shape != (c,):
                 raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
-        out = _by_running_stats(input, running_mean, running_var, shape, eps)
-    return _affine(out, weight, bias, shape)
+        stats = stack([running_mean.detach(), running_var.detach()])
+    op = BatchNormalize(float(eps), bool(training), weight is not None, bias is not None)
+    return apply(op, input, stats, *(t for t in (weight, bias) if t is not None))
 
 
 def layer_norm(
