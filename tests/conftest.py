@@ -66,11 +66,13 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _seed_and_defaults():
-    """Every test starts from the same seeds and ember's defaults."""
+    """Every test starts from the same seeds and ember's defaults, and leaves no device check
+    queued (``ember.backend.checks``) for the next test to report."""
     ember.manual_seed(0)
     np.random.seed(0)
     yield
     ember.set_default_dtype(ember.float32)
+    ember.backend.checks.take()
 
 
 @pytest.fixture

@@ -12,6 +12,9 @@ outside the backend touches them directly):
 - ``writeable`` / ``freeze``: NumPy arrays carry a write flag, CuPy's have none (whether a
   *tensor* may be written is ember's own metadata, ``Tensor._readonly``);
 - ``errstate``: NumPy's floating-point warnings (CuPy never warns);
+- ``may_hold``: whether an array has a true element, where asking costs nothing (NumPy); on a
+  GPU, asking would wait for the device, so the answer is "maybe" (True) and the caller takes
+  its general path;
 - ``cupy_surface``: CuPy as ember's ``xp`` on a GPU, with the functions whose CuPy kernels lack
   a bfloat16 loop replaced by ones that keep bfloat16 (``where``, ``clip``, ``round``: CuPy
   would compute them in float32 and return float32; batched ``matmul``: CuPy raises);
@@ -141,6 +144,19 @@ def errstate(xp, **kwargs):
     inf
     """
     return np.errstate(**kwargs) if xp is np else contextlib.nullcontext()
+
+
+def may_hold(xp, test) -> bool:
+    """Whether ``test()`` (a boolean array) has a true element, asked only on the CPU: on a
+    GPU the answer would wait for the device (a host round trip in the middle of a step), so it
+    is True there without running ``test``, and the caller takes the path that is right either
+    way (a fast path for the common case stays a CPU fast path).
+
+    >>> x = np.array([1.0, 2.0])
+    >>> may_hold(np, lambda: np.isnan(x))
+    False
+    """
+    return bool(test().any()) if xp is np else True
 
 
 # -- CuPy as ember's xp ------------------------------------------------------------------------
@@ -299,6 +315,7 @@ __all__ = [
     "writeable",
     "freeze",
     "errstate",
+    "may_hold",
     "cupy_surface",
     "capture_overrides",
     "ordinary",

@@ -43,6 +43,7 @@ import contextlib
 from dataclasses import dataclass
 
 from .._errors import DeviceError
+from . import checks as _checks
 from . import random_cuda as _random_cuda
 from .memory import (
     empty_cache,
@@ -170,7 +171,9 @@ def set_device(device) -> None:
 
 
 def to_host(array):
-    """A NumPy copy of a CuPy array (waits for the GPU)."""
+    """A NumPy copy of a CuPy array (waits for the GPU; decides the device checks queued so
+    far first, ``ember.backend.checks``)."""
+    _checks.flush()
     return xp().asnumpy(array)
 
 
@@ -195,6 +198,7 @@ def synchronize(device=None) -> None:
     """Wait for all work on a GPU (the current one by default) to finish."""
     cp = xp()
     cp.cuda.Device(resolve(_index(device))).synchronize()
+    _checks.flush()
 
 
 def _index(device) -> int | None:

@@ -10,30 +10,42 @@ from .. import _caches
 from .. import dtypes as _dt
 from .._errors import DTypeError
 from .._tensor import Tensor
+from ..backend import to_device
 from ..backend.arrays import freeze
 from ..ops.elementwise import cast
 
-_CONSTANTS: dict = {}  # (type, value, numpy dtype) -> read-only 0-d host array
+# (type, value, numpy dtype, device or None for the host) -> 0-d array, read-only: a Python
+# number becomes an array once per device, so a step on a GPU copies no constants to it
+_CONSTANTS: dict = {}
 _caches.register("scalar constants", _CONSTANTS.clear, _CONSTANTS.__len__)
 
 
 def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor:
-    """A 0-d constant on ``like``'s device; host constants are cached read-only arrays.
+    """A 0-d constant on ``like``'s device, cached per device (the tensor is read-only: ember's
+    in-place ops refuse to write it).
 
     Integers that don't fit the dtype wrap around like a C cast, as PyTorch does
     (``uint8_tensor + 300`` adds 44).
+
+    >>> import ember
+    >>> scalar_tensor(2.5, ember.float32)._data is scalar_tensor(2.5, ember.float32)._data
+    True
     """
-    if like is None or type(like._data) is np.ndarray:
-        key = (type(value), value, dtype.np)
-        arr = _CONSTANTS.get(key)
-        if arr is None:
-            arr = freeze(_host_scalar(value, dtype))
-            if len(_CONSTANTS) < 4096:
-                _CONSTANTS[key] = arr
-        t = Tensor._make(arr)
-        t._readonly = True
-        return t
-    return Tensor._make(like.device.xp.asarray(_host_scalar(value, dtype)))
+    if like is not None and getattr(like._data, "is_symbol", False):
+        # a graph being built: a fresh array, which the graph keeps as a constant
+        return Tensor._make(to_device(_host_scalar(value, dtype), like.device))
+    host = like is None or type(like._data) is np.ndarray
+    key = (type(value), value, dtype.np, None if host else like.device)
+    arr = _CONSTANTS.get(key)
+    if arr is None:
+        arr = freeze(_host_scalar(value, dtype))
+        if not host:
+            arr = to_device(arr, like.device)
+        if len(_CONSTANTS) < 4096:
+            _CONSTANTS[key] = arr
+    t = Tensor._make(arr)
+    t._readonly = True
+    return t
 
 
 def _host_scalar(value, dtype: _dt.DType) -> np.ndarray:

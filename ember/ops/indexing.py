@@ -28,6 +28,7 @@ from .. import dtypes as _dt
 from .._errors import EmberIndexError, ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
+from ..backend import CPU, checks, to_device
 from ..backend.arrays import scatter_add
 from .base import Op, Spec, apply
 from .broadcast import sum_to
@@ -288,8 +289,8 @@ class IndexInRange(Op):
     from the end, refusing any outside ``[-size, size)``: the bounds check of ``take`` (``dim``
     None: positions in the flattened input of ``size`` elements) and of index_add / index_copy /
     index_fill (along ``dim``). The check is made when the op runs, as PyTorch's device-side
-    assert, so an index computed inside a compiled function is checked too (it reads the
-    index's min and max back to the host)."""
+    assert, so an index computed inside a compiled function is checked too; on a GPU it is
+    decided at the next read from the device (``ember.backend.checks``: no wait in the step)."""
 
     caller: str  # the public function, for the message
     size: int
@@ -298,19 +299,22 @@ class IndexInRange(Op):
 
     def forward(self, xp, index):
         if index.size:
-            lo, hi = int(index.min()), int(index.max())
-            if hi >= self.size or lo < -self.size:
-                if self.dim is None:
-                    bad = hi if hi >= self.size else lo
-                    raise EmberIndexError(
-                        f"{self.caller}: index {bad} is out of range for a tensor of "
-                        f"{self.size} elements"
-                    )
-                raise EmberIndexError(
-                    f"{self.caller}: index out of range for dimension {self.dim} of size "
-                    f"{self.size} (index values {lo}..{hi})"
-                )
+            bad = xp.asarray(((index >= self.size) | (index < -self.size)).any())
+            checks.defer(bad, lambda: self._error(index))
         return index.astype(xp.int64) % max(self.size, 1)
+
+    def _error(self, index) -> EmberIndexError:
+        host = to_device(index, CPU)
+        lo, hi = int(host.min()), int(host.max())
+        if self.dim is None:
+            bad = hi if hi >= self.size else lo
+            return EmberIndexError(
+                f"{self.caller}: index {bad} is out of range for a tensor of {self.size} elements"
+            )
+        return EmberIndexError(
+            f"{self.caller}: index out of range for dimension {self.dim} of size {self.size} "
+            f"(index values {lo}..{hi})"
+        )
 
     def infer(self, index):
         return Spec(tuple(index.shape), _dt.int64)
@@ -320,22 +324,27 @@ class IndexInRange(Op):
 class MaskedPositions(Op):
     """For each element of ``mask`` (bool), flattened, how many True elements come before it:
     the position in the flattened source that ``masked_scatter`` reads there (0 where the mask
-    is False). Refuses, when it runs, a mask with more True elements than the source, of shape
-    ``source_shape``, holds (so a compiled masked_scatter checks too)."""
+    is False). Refuses, when it runs (on a GPU: at the next read from the device), a mask with
+    more True elements than the source, of shape ``source_shape``, holds (so a compiled
+    masked_scatter checks too)."""
 
     source_shape: tuple
     differentiable = False
 
     def forward(self, xp, mask):
         counts = xp.cumsum(mask.reshape(-1), dtype=xp.int64)
-        needed = int(counts[-1]) if counts.size else 0
         available = math.prod(self.source_shape)
-        if needed > available:
-            raise ShapeError(
-                f"masked_scatter: mask has {needed} True elements but source has only "
-                f"{available} (shape {self.source_shape})"
-            )
-        return xp.maximum(counts - 1, 0)
+        if counts.size:
+            checks.defer(xp.asarray(counts[-1] > available), lambda: self._error(counts))
+        # within the source even where a deferred check (a GPU) will report too many
+        return xp.clip(counts - 1, 0, max(available - 1, 0))
+
+    def _error(self, counts) -> ShapeError:
+        needed = int(to_device(counts[-1:], CPU)[0])
+        return ShapeError(
+            f"masked_scatter: mask has {needed} True elements but source has only "
+            f"{math.prod(self.source_shape)} (shape {self.source_shape})"
+        )
 
     def infer(self, mask):
         return Spec((math.prod(mask.shape),), _dt.int64)

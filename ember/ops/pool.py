@@ -25,7 +25,7 @@ import numpy as np
 
 from .._config import state
 from .._errors import ShapeError
-from ..backend.arrays import strided_view
+from ..backend.arrays import may_hold, strided_view
 from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
@@ -112,7 +112,7 @@ class _PoolParams(Op):
         """Each window's chosen element: the first maximum, or the last NaN (PyTorch's rule)."""
         win, hp, wp = self.windows(xp, x)
         arg = win.argmax(axis=-1)
-        if is_float_np(x.dtype) and bool(xp.isnan(x).any()):
+        if is_float_np(x.dtype) and may_hold(xp, lambda: xp.isnan(x)):
             nan = xp.isnan(win)
             last = win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
             arg = xp.where(nan.any(axis=-1), last, arg)
@@ -155,7 +155,7 @@ class _PoolParams(Op):
             best = held[2]
         else:
             best = self.tiled_max(xp, x)
-        if is_float_np(x.dtype) and bool(xp.isnan(best).any()):
+        if is_float_np(x.dtype) and may_hold(xp, lambda: xp.isnan(best)):
             slices = self.offsets(x)
             best = next(slices)[1].copy()
             arg = xp.zeros(best.shape, dtype=np.int32)
@@ -213,7 +213,7 @@ class MaxPoolScatter(_PoolParams):
             out = xp.empty_like(x, dtype=g.dtype)  # x's memory layout
             out[:, :, ho * kh :] = 0  # rows and columns no window covers
             out[:, :, :, wo * kw :] = 0
-            exact = is_float_np(x.dtype) and not bool(xp.isfinite(g).all())
+            exact = is_float_np(x.dtype) and may_hold(xp, lambda: ~xp.isfinite(g))
             views = dict(self.offsets(out))
             for o, hit in self.tiled_hits(xp, x):
                 if exact:  # g * 0 would spread a NaN or Inf of g to the other positions

@@ -29,7 +29,9 @@ whole step with one ``graph.launch()``. As in PyTorch's CUDA graphs (and ``torch
   may change (``lr``...) are ``HostRef`` state values, written into their device buffers (a
   fill on the stream) before each launch. Other ops with side effects cannot be replayed:
   random draws (dropout masks, ``rand``/``randn``: CuPy's generator cannot be captured), an op
-  that needs a value back on the host (``.item()``) or the cuRAND/cuSOLVER libraries. Such a
+  that needs a value back on the host (``.item()``) or the cuRAND/cuSOLVER libraries. Checks
+  of device data (a class index out of range) wait for no host: their flags are recomputed by
+  each replay and decided at the next read from the device (``ember.backend.checks``). Such a
   step runs without a graph, with one warning saying why.
 - **Libraries.** CuPy refuses cuBLAS calls during capture, so ``xp.matmul`` is a direct
   ``cublasGemmEx`` call (``ember.static._cublas``) while capturing; host-to-device constants
@@ -53,10 +55,10 @@ import sys
 import warnings
 
 from ..backend import arrays as _arrays
+from ..backend import checks as _checks
 from ..backend import cuda as _cuda
 from ..backend.kernels import fused as _fused
 from ._cublas import CaptureUnsupported
-from .ir import Assign
 from .pytree import rebuild
 from .trace import ArrayRef, GradRef, HostRef
 
@@ -94,7 +96,7 @@ def unsupported(graph) -> str | None:
     """Why ``graph`` cannot be replayed as a CUDA graph (None if it may be)."""
     for n in graph.nodes:
         op = n.op
-        if not getattr(op, "has_side_effects", False) or type(op) is Assign:
+        if not getattr(op, "has_side_effects", False) or getattr(op, "replayable", False):
             continue
         name = getattr(op, "name", None) or type(op).__name__
         if type(op).__name__ in ("DropoutMask", "Random"):
@@ -183,6 +185,7 @@ class Runner:
         self.outs: list = []
         self.post: list = []
         self.keep: list = []
+        self.checks: list = []  # device checks the graph recomputes (ember.backend.checks)
         self.pool = None
 
     # -- calls ------------------------------------------------------------------------------
@@ -218,6 +221,7 @@ class Runner:
                         )
                     return entry.run(tensors)
             self.graph.launch()
+            _checks.requeue(self.checks)  # their flags were just recomputed
             self.replays += 1
             return self._finish(cp, feeds)
 
@@ -260,7 +264,12 @@ class Runner:
                 outs, stores = _run_steps(cp, plan, steps, self.static_in, self.static_state)
                 return self._stores(cp, outs[: entry.n_out], stores)
 
-        graph, (outs, post) = _capture(cp, stream, body)
+        earlier = _checks.take()  # checks queued before the capture stay queued
+        try:
+            graph, (outs, post) = _capture(cp, stream, body)
+        finally:
+            self.checks = _checks.take()  # the step's own: queued again after each replay
+            _checks.requeue(earlier)
         self.pool, self.graph, self.outs, self.post = pool, graph, outs, post
         self.captures += 1
 

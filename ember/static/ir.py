@@ -250,6 +250,7 @@ class Assign(Op):
     read."""
 
     has_side_effects = True
+    replayable = True  # a CUDA graph replays it (its store is part of the graph)
     differentiable = False
 
     def forward(self, xp, target, value):

@@ -28,7 +28,6 @@ from .loss_classification import (  # noqa: F401  (private names other modules i
     _log_sigmoid,
     _nll,
     _scan_targets,
-    _scan_targets_gpu,
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,

@@ -23,6 +23,7 @@ from ..._tensor import Tensor
 from ...functions.elementwise import where
 from ...functions.math import exp, log1p
 from ...ops.base import apply
+from ...ops.checks import CheckRange
 from ...ops.loss import BinaryCrossEntropy
 from ...ops.softmax import LogSoftmax
 from .loss_reduction import _reduce, _reduction, _weighted_reduce
@@ -73,18 +74,21 @@ def _class_target(input: Tensor, target: Tensor, op: str) -> Tensor:
 
 def _scan_targets(target: Tensor, c: int, ignore_index: int, op: str) -> bool:
     """Raises for class indices outside [0, c) (other than ``ignore_index``); returns whether
-    any target equals ``ignore_index``. Reads the data, so only in eager mode: a graph being
-    traced takes the general (masked) path and cannot check."""
-    if graph_tracer(target) is not None:  # a top-level define-and-run graph leaves eager alone
-        return True
+    any target may equal ``ignore_index`` (the caller then masks). Eager on the CPU it reads
+    the data (two reductions in the common case); on a GPU and in graphs the check is a
+    ``CheckRange`` op, decided without waiting for the device (``ember.backend.checks``), and
+    the general, masked path is taken."""
     t = target._data
     if t.size == 0:
         return False
-    if type(t) is not np.ndarray:  # a GPU: one device-to-host copy for the common case
-        in_range = _scan_targets_gpu(t, c, ignore_index)
-        if in_range is not None:
-            return in_range
-    elif int(t.min()) >= 0 and int(t.max()) < c:  # the common case: two reductions, no masks
+    if type(t) is not np.ndarray or graph_tracer(target) is not None:
+        message = (
+            f"{op}: Target {{value}} is out of bounds: expected class indices in [0, {c}) or "
+            f"ignore_index={ignore_index} (target of shape {{shape}})"
+        )
+        apply(CheckRange(message, 0, c, ignore_index), target)
+        return True
+    if int(t.min()) >= 0 and int(t.max()) < c:  # the common case: two reductions, no masks
         return 0 <= ignore_index < c and bool((t == ignore_index).any())
     ignored = t == ignore_index
     bad = ((t < 0) | (t >= c)) & ~ignored
@@ -96,30 +100,14 @@ def _scan_targets(target: Tensor, c: int, ignore_index: int, op: str) -> bool:
     return bool(ignored.any())
 
 
-def _scan_targets_gpu(t, c: int, ignore_index: int):
-    """``_scan_targets``'s common case on a GPU array with a single transfer to the host (each
-    ``int()`` of a device scalar waits for the GPU): whether ``ignore_index`` occurs, or None
-    when some target is out of [0, c) and the caller must look closer."""
-    from ...backend import cuda, xp_of
-
-    xp = xp_of(t)
-    check = 0 <= ignore_index < c
-    parts = [t.min(), t.max()]
-    if check:
-        parts.append((t == ignore_index).any().astype(t.dtype))
-    lo, hi, *ignored = (int(v) for v in cuda.to_host(xp.stack(parts)))
-    if lo >= 0 and hi < c:
-        return bool(check and ignored[0])
-    return None
-
-
 def _nll(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, op: str):
     """Per-element ``-w[t] logp[t]`` for batched ``logp`` (N, C, ...), with the per-element
     weights (None when all are 1) and the valid mask (None when nothing is ignored)."""
     c = logp.shape[1]
     if _scan_targets(target, c, ignore_index, op):
         valid = target != ignore_index
-        safe = where(valid, target, 0)
+        # in range even where a deferred check (a GPU, a graph) will report a bad target
+        safe = where(valid, target, 0).clamp(0, c - 1)
         picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
         if weight is None:
             w = valid.to(logp.dtype)

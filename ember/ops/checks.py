@@ -1,0 +1,57 @@
+"""Checks of tensor values as ops: decided at once on the CPU, on a GPU at the next read from
+the device (``ember.backend.checks``), so a step never waits for one; in a graph, on every run.
+
+``CheckRange(message, low, high, ignore)`` fails when some element of an integer tensor lies
+outside ``[low, high)`` (elements equal to ``ignore`` excepted); the error is an
+``EmberIndexError`` whose ``message`` has the first such value put in for ``{value}`` and the
+tensor's shape for ``{shape}``. The op has side effects: graph passes keep it, in order.
+
+>>> import ember
+>>> from ember.ops.base import apply
+>>> check = CheckRange("f: index {value} out of [0, 3) (shape {shape})", 0, 3)
+>>> _ = apply(check, ember.tensor([0, 2]))
+>>> apply(check, ember.tensor([1, 5]))
+Traceback (most recent call last):
+ember._errors.EmberIndexError: f: index 5 out of [0, 3) (shape [2])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes as _dt
+from .._errors import EmberIndexError
+from ..backend import CPU, checks, to_device
+from .base import Op, Spec
+
+
+@dataclass(frozen=True)
+class CheckRange(Op):
+    """Fails (now, or at the next device read) when an element is outside ``[low, high)``."""
+
+    message: str
+    low: int
+    high: int
+    ignore: int | None = None
+
+    has_side_effects = True
+    replayable = True  # a CUDA graph recomputes the flag; it is queued again after each replay
+    differentiable = False
+
+    def forward(self, xp, t):
+        bad = (t < self.low) | (t >= self.high)
+        if self.ignore is not None:
+            bad &= t != self.ignore
+        flag = xp.asarray(bad.any())
+        checks.defer(flag, lambda: self._error(t, bad))
+        return flag
+
+    def _error(self, t, bad) -> EmberIndexError:
+        first = to_device(t, CPU)[to_device(bad, CPU)].ravel()[0]
+        return EmberIndexError(self.message.format(value=int(first), shape=list(t.shape)))
+
+    def infer(self, t):
+        return Spec((), _dt.bool_)
+
+
+__all__ = ["CheckRange"]
