@@ -230,43 +230,49 @@ def test_capture_failure_falls_back_once(gpu, monkeypatch):
     assert o_graph.state[p]["step"].item() == 4  # a failed capture runs nothing
 
 
+class _AdamRuns:
+    """An eager and a compiled Adam step on equal models, after 3 steps of each."""
+
+    def __init__(self):
+        self.x, self.y = _data()
+        self.m_eager, self.m_graph = _net(), _net()
+        self.o_eager = ember.optim.Adam(self.m_eager.parameters(), lr=1e-2)
+        self.o_graph = ember.optim.Adam(self.m_graph.parameters(), lr=1e-2)
+        self.eager = _step_fn(self.m_eager, self.o_eager)
+        self.compiled = ember.compile(_step_fn(self.m_graph, self.o_graph))
+        for _ in range(3):
+            self.step_both()
+
+    def step_both(self):
+        return self.compiled(self.x, self.y), self.eager(self.x, self.y)
+
+    def check_equal(self, steps=3):
+        for _ in range(steps):
+            lc, le = self.step_both()
+            np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-6)
+        for a, b in zip(_params(self.m_eager), _params(self.m_graph)):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
 def test_loaded_optimizer_state_keeps_the_graph(gpu, capsys):
     """``load_state_dict`` copies into the state the graph reads: replays go on, and match."""
-    x, y = _data()
-    m_eager, m_graph = _net(), _net()
-    o_eager = ember.optim.Adam(m_eager.parameters(), lr=1e-2)
-    o_graph = ember.optim.Adam(m_graph.parameters(), lr=1e-2)
-    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
-    for _ in range(3):
-        eager(x, y), compiled(x, y)
-    o_eager.load_state_dict(o_eager.state_dict())
-    o_graph.load_state_dict(o_graph.state_dict())
-    for _ in range(3):
-        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    r = _AdamRuns()
+    r.o_eager.load_state_dict(r.o_eager.state_dict())
+    r.o_graph.load_state_dict(r.o_graph.state_dict())
+    r.check_equal()
     assert "retracing" not in capsys.readouterr().err
-    assert compiled._latest.runner.captures == 1
-    for a, b in zip(_params(m_eager), _params(m_graph)):
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+    assert r.compiled._latest.runner.captures == 1
 
 
 def test_replaced_optimizer_state_retraces(gpu, capsys):
     """State replaced by other tensors (``opt.state.clear()`` starts over) is not what the
     graph reads: the next call traces again and captures a new graph."""
-    x, y = _data()
-    m_eager, m_graph = _net(), _net()
-    o_eager = ember.optim.Adam(m_eager.parameters(), lr=1e-2)
-    o_graph = ember.optim.Adam(m_graph.parameters(), lr=1e-2)
-    eager, compiled = _step_fn(m_eager, o_eager), ember.compile(_step_fn(m_graph, o_graph))
-    for _ in range(3):
-        eager(x, y), compiled(x, y)
-    o_eager.state.clear()
-    o_graph.state.clear()
-    for _ in range(4):
-        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    r = _AdamRuns()
+    r.o_eager.state.clear()
+    r.o_graph.state.clear()
+    r.check_equal(steps=4)
     assert "Adam's state was replaced" in capsys.readouterr().err
-    assert compiled.traces == 2 and compiled._latest.runner.captures == 1
-    for a, b in zip(_params(m_eager), _params(m_graph)):
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+    assert r.compiled.traces == 2 and r.compiled._latest.runner.captures == 1
 
 
 def test_switches(gpu):
