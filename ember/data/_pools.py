@@ -17,13 +17,13 @@ import time
 from ._worker import ResumeIteration, worker_loop
 
 
-def _worker_kwargs(args: dict, pool, index_queue, worker_id: int, method: str) -> dict:
-    """The keyword arguments of ``worker_loop`` for one worker of ``pool``."""
+def _worker_kwargs(args: dict, results, done, index_queue, worker_id: int, method: str) -> dict:
+    """The keyword arguments of ``worker_loop`` for one worker."""
     return dict(
         args,
         index_queue=index_queue,
-        result_queue=pool.results,
-        done_event=pool.done,
+        result_queue=results,
+        done_event=done,
         worker_id=worker_id,
         method=method,
     )
@@ -52,7 +52,7 @@ class ThreadPool(_Pool):
         for i, q in enumerate(self.index_queues):
             t = threading.Thread(
                 target=worker_loop,
-                kwargs=_worker_kwargs(args, self, q, i, "thread"),
+                kwargs=_worker_kwargs(args, self.results, self.done, q, i, "thread"),
                 name=f"ember-data-worker-{i}",
                 daemon=True,
             )
@@ -96,40 +96,114 @@ def _exit_text(code) -> str:
     return f"exit code {code}"
 
 
+class _ResultPipe:
+    """A process worker's end of its own result pipe (only that worker holds the write end).
+
+    One pipe per worker, instead of one queue shared by all of them, is what makes a worker's
+    death visible at any point of a send: the loader reads end-of-file on that worker's pipe,
+    even halfway through a message, where a shared queue would leave it waiting for the rest
+    of the message forever (and a lock the dead worker held would block its siblings).
+    """
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def put(self, item) -> None:
+        try:
+            self.conn.send(item)
+        except (BrokenPipeError, ConnectionResetError):  # the loader has gone: nobody reads
+            raise SystemExit(0) from None
+
+    def cancel_join_thread(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class _Flag:
+    """A lock-free shared flag with ``Event``'s ``set`` / ``is_set``.
+
+    A ``multiprocessing.Event`` takes a lock in ``is_set``: a worker killed inside it would
+    leave the lock held and the loader's ``set`` blocked forever. One shared byte can't.
+    """
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def set(self) -> None:
+        self.value.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self.value.value)
+
+
 class ProcessPool(_Pool):
-    """Worker processes from a multiprocessing context (any start method)."""
+    """Worker processes from a multiprocessing context (any start method).
+
+    Each worker sends its results through its own pipe (see ``_ResultPipe``); ``get`` waits on
+    all of them at once, and a pipe at end-of-file means its worker has exited (or died).
+    """
 
     def __init__(self, num_workers: int, args: dict, context=None) -> None:
         import multiprocessing
 
         ctx = context if context is not None else multiprocessing.get_context()
-        self.results = ctx.Queue()
-        self.done = ctx.Event()
+        self.done = _Flag(ctx.RawValue("b", 0))
         self.index_queues = []
         self.workers = []
+        self.readers: list = []  # per worker; None once its pipe is at end-of-file
         self.closed = False
         try:
             for i in range(num_workers):
                 q = ctx.Queue()
                 q.cancel_join_thread()  # our puts must never block this process's exit
+                reader, writer = ctx.Pipe(duplex=False)
+                kwargs = _worker_kwargs(
+                    args, _ResultPipe(writer), self.done, q, i, "multiprocessing"
+                )
                 p = ctx.Process(
                     target=worker_loop,
-                    kwargs=_worker_kwargs(args, self, q, i, "multiprocessing"),
+                    kwargs=kwargs,
                     name=f"ember-data-worker-{i}",
                     daemon=True,
                 )
-                p.start()
                 self.index_queues.append(q)
+                self.readers.append(reader)
+                try:
+                    p.start()
+                finally:
+                    # The worker holds the only write end now (workers started later don't
+                    # inherit it), so its exit shows here as end-of-file.
+                    writer.close()
+                    del kwargs
                 self.workers.append(p)
         except Exception:
             self.shutdown()
             raise
 
     def get(self, timeout: float):
-        idx, data = self.results.get(timeout=timeout)
-        if not isinstance(idx, ResumeIteration):
-            data = pickle.loads(data)
-        return idx, data
+        """The next ``(idx, data)`` from any worker; ``queue.Empty`` if none comes in time."""
+        from multiprocessing.connection import wait
+
+        deadline = time.monotonic() + timeout
+        while True:
+            open_readers = [r for r in self.readers if r is not None]
+            ready = wait(open_readers, max(0.0, deadline - time.monotonic()))
+            for reader in ready:
+                i = self.readers.index(reader)
+                try:
+                    idx, data = reader.recv()
+                except (EOFError, OSError):  # the worker exited, maybe halfway through a send
+                    self.readers[i] = None
+                    reader.close()
+                    self.workers[i].join(timeout=1.0)  # reap it, so dead() sees its exit code
+                    raise queue.Empty from None  # the caller checks dead() at once
+                if not isinstance(idx, ResumeIteration):
+                    data = pickle.loads(data)
+                return idx, data
+            if time.monotonic() >= deadline or not open_readers:
+                raise queue.Empty
 
     def dead(self, worker_ids) -> list[str]:
         out = []
@@ -149,6 +223,11 @@ class ProcessPool(_Pool):
             for p, q in zip(self.workers, self.index_queues):
                 if p.is_alive():
                     q.put(None)
+            # A worker blocked sending a result nobody will read gets a broken pipe and exits.
+            for i, reader in enumerate(self.readers):
+                if reader is not None:
+                    reader.close()
+                    self.readers[i] = None
             deadline = time.monotonic() + 0.5
             for p in self.workers:
                 p.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -158,7 +237,8 @@ class ProcessPool(_Pool):
                     p.terminate()
             for p in self.workers:
                 p.join(timeout=1.0)
+                if p.is_alive():  # ignores SIGTERM (a handler of the user's): no orphans
+                    p.kill()
+                    p.join(timeout=1.0)
             for q in self.index_queues:
                 q.close()
-            self.results.cancel_join_thread()
-            self.results.close()

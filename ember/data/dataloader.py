@@ -472,7 +472,12 @@ class _WorkerIter(_BaseIter):
                 return self._pool.get(wait)
             except queue.Empty:
                 pass
-            dead = self._pool.dead(i for i, a in enumerate(self._active) if a)
+            dead = [
+                text + self._lost_text(i)
+                for i, active in enumerate(self._active)
+                if active
+                for text in self._pool.dead([i])
+            ]
             if dead:
                 self._shutdown()
                 raise EmberError(f"DataLoader {'; '.join(dead)}")
@@ -481,6 +486,14 @@ class _WorkerIter(_BaseIter):
                     f"DataLoader timed out after {self._timeout} seconds waiting for batch "
                     f"{self._rcvd_idx} from worker {self._task_info.get(self._rcvd_idx, ('?',))[0]}"
                 )
+
+    def _lost_text(self, worker_id: int) -> str:
+        """The batches a dead worker took with it, for its error message."""
+        lost = [i for i, info in sorted(self._task_info.items()) if info == (worker_id,)]
+        if not lost:
+            return ""
+        shown = ", ".join(map(str, lost[:8])) + (", ..." if len(lost) > 8 else "")
+        return f" while loading batch{'es' if len(lost) > 1 else ''} {shown}"
 
     def _next_data(self):
         while True:
