@@ -43,8 +43,10 @@ def save(obj: Any, f: PathLike | BinaryIO) -> None:
 
     ``obj`` may nest dicts (str or int keys), lists and tuples of tensors, ints, floats, bools,
     None and strings, as ``{"model": model.state_dict(), "optimizer": opt.state_dict(),
-    "epoch": 3}`` does. Tensors are saved from the host (cuda tensors are copied over), one copy
-    per place they occur. ``f`` is a path (written via a temp file in the same folder, fsync and
+    "epoch": 3}`` does. Tensors are saved from the host (cuda tensors are copied over); a tensor
+    object held in several places is stored once and loads as one tensor (views of one storage
+    are stored separately). Each tensor's CRC-32 goes into the header's metadata, which
+    ``ember.load`` checks. ``f`` is a path (written via a temp file in the same folder, fsync and
     rename, so a crash never leaves a half-written file) or a binary file object.
 
     >>> import ember, os, tempfile
@@ -125,18 +127,30 @@ def _open(f):
     return open(path, "rb"), str(path), True
 
 
-def load(f: PathLike | BinaryIO, map_location: MapLocation = None, *, weights_only=None) -> Any:
+def load(
+    f: PathLike | BinaryIO,
+    map_location: MapLocation = None,
+    *,
+    weights_only=None,
+    verify: bool = True,
+) -> Any:
     """Load an object saved by ``ember.save`` (or any safetensors file) with fresh tensors.
 
-    Every tensor is a new, writable array of its own. ``map_location`` says where tensors go:
-    ``None`` puts each on the device it was saved from; ``'cpu'``, ``'cuda'`` or an
-    ``ember.device`` puts all there; a dict maps saved locations to new ones (``{'cuda:0':
-    'cpu'}``); a callable ``fn(tensor, location)`` gets each tensor (on the CPU) and its saved
-    location and returns the tensor to use, a device to put it on, or None for the default.
-    ``'cuda'`` means the current GPU; loading tensors saved on a GPU without one raises a
-    ``DeviceError`` that suggests ``map_location='cpu'``. A safetensors file not
-    written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted for
-    PyTorch compatibility and ignored: loading never runs code from the file.
+    Every stored tensor is read once into a new, writable array of its own: a tensor the saved
+    object held in several places (``{"a": t, "b": t}``) comes back as one tensor in those
+    places, as with PyTorch. ``verify`` (default True) checks the CRC-32 checksums ember writes
+    with each tensor and with the metadata, raising ``CheckpointError`` naming the corrupted
+    tensor; ``verify=False`` skips the check (about 60 ms per 100 MB saved). Files without
+    checksums (written by other tools or older ember) load without the check.
+
+    ``map_location`` says where tensors go: ``None`` puts each on the device it was saved from;
+    ``'cpu'``, ``'cuda'`` or an ``ember.device`` puts all there; a dict maps saved locations to
+    new ones (``{'cuda:0': 'cpu'}``); a callable ``fn(tensor, location)`` gets each tensor (on
+    the CPU) and its saved location and returns the tensor to use, a device to put it on, or
+    None for the default. ``'cuda'`` means the current GPU; loading tensors saved on a GPU
+    without one raises a ``DeviceError`` that suggests ``map_location='cpu'``. A safetensors
+    file not written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted
+    for PyTorch compatibility and ignored: loading never runs code from the file.
 
     Files that are not valid (truncated, corrupt, hostile, pickles) raise ``CheckpointError``
     naming the file and the problem.
@@ -150,15 +164,36 @@ def load(f: PathLike | BinaryIO, map_location: MapLocation = None, *, weights_on
     """
     fh, source, owned = _open(f)
     try:
-        header = _st.read_header(fh, source)
+        header = _st.read_header(fh, source, verify)
         place = _placer(map_location, source)
+        loaded: dict[str, tuple[Tensor, str, bool]] = {}
+        # What a header may make the loader allocate: the tensors it holds, each once; the
+        # tiling check in read_header already ties that to the file's size, and this budget
+        # keeps it so (a structure naming one tensor many times costs nothing more).
+        budget = header.data_start + sum(i.end - i.begin for i in header.tensors.values())
 
         def tensor(name: str, loc: str = "cpu", requires_grad: bool = False) -> Tensor:
+            nonlocal budget
             info = header.tensors.get(name)
             if info is None:
                 raise CheckpointError(
                     f"{source}: the ember metadata refers to tensor {name!r:.80}, "
                     "which is not in the file"
+                )
+            seen = loaded.get(name)
+            if seen is not None:
+                t, seen_loc, seen_grad = seen
+                if (seen_loc, seen_grad) != (loc, requires_grad):
+                    raise CheckpointError(
+                        f"{source}: invalid ember structure metadata: tensor {name!r:.80} is "
+                        f"referred to with location {seen_loc!r:.40} / requires_grad "
+                        f"{seen_grad} and with {loc!r:.40} / {requires_grad}"
+                    )
+                return t
+            budget -= info.end - info.begin
+            if budget < 0:  # unreachable for a checked header; kept as the loader's cap
+                raise CheckpointError(
+                    f"{source}: the header asks for more memory than the file's size allows"
                 )
             try:
                 Device(loc)
@@ -173,6 +208,7 @@ def load(f: PathLike | BinaryIO, map_location: MapLocation = None, *, weights_on
             t = place(Tensor._make(_st.read_array(fh, header, info, source)), loc)
             if requires_grad:
                 t.requires_grad_(True)
+            loaded[name] = (t, loc, requires_grad)
             return t
 
         doc = header.metadata.get(_META_KEY)

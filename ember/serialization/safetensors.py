@@ -9,6 +9,12 @@ buffer exactly: no gaps, no overlaps, nothing after the last one.
 The reader treats the file as hostile: every number is checked against the file's real size
 before anything is allocated, and every problem is a ``CheckpointError`` naming the file.
 
+Checksums (ember's addition, invisible to other readers): the writer puts a CRC-32 of each
+tensor (its dtype, shape and bytes) and of the rest of the metadata under the metadata key
+``ember_checksums`` (``{"algorithm": "crc32", "metadata": "1a2b3c4d", "tensors": {name:
+"..."}}``), so the file stays a plain safetensors file. The reader checks them by default
+(``verify=False`` skips it); files without the key (written by other tools) load unchecked.
+
 >>> import io, numpy as np
 >>> from ember.serialization import safetensors as st
 >>> buf = io.BytesIO()
@@ -23,6 +29,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zlib
 from collections.abc import Mapping
 from typing import BinaryIO, NamedTuple
 
@@ -32,6 +39,7 @@ import numpy as np
 from .errors import CheckpointError
 
 MAX_HEADER = 100 * 1024 * 1024  # the reference implementation's cap
+CHECKSUM_KEY = "ember_checksums"
 MAX_NDIM = 64  # NumPy's limit
 _MAX_DIM = 1 << 62
 
@@ -63,11 +71,24 @@ class TensorInfo(NamedTuple):
 
 
 class Header(NamedTuple):
-    """A checked header: the tensors in header order, the metadata, where the buffer starts."""
+    """A checked header: the tensors in header order, the metadata (without the checksum
+    table), where the buffer starts, and each tensor's CRC-32 to check (None: don't check)."""
 
     tensors: dict[str, TensorInfo]
     metadata: dict[str, str]
     data_start: int  # absolute position of the buffer in the stream
+    checksums: dict[str, int] | None = None
+
+
+def _tensor_crc(data, code: str, shape) -> int:
+    """CRC-32 of a tensor's bytes, seeded with its dtype and shape (so a flipped shape or dtype
+    that keeps the byte count is caught too)."""
+    return zlib.crc32(data, zlib.crc32(f"{code}{list(shape)}".encode()))
+
+
+def _metadata_crc(metadata: Mapping[str, str]) -> int:
+    text = json.dumps(sorted(metadata.items()), separators=(",", ":"), ensure_ascii=True)
+    return zlib.crc32(text.encode())
 
 
 def dtype_code(dtype: np.dtype) -> str:
@@ -96,19 +117,35 @@ def _host_array(arr) -> np.ndarray:
     return arr
 
 
+def _bytes_of(arr: np.ndarray) -> memoryview:
+    return memoryview(arr.reshape(-1).view(np.uint8))
+
+
 def _write_array(f: BinaryIO, arr: np.ndarray) -> None:
     """Write one contiguous array's bytes (kept separate so tests can fail a save midway)."""
     if arr.size:
-        f.write(memoryview(arr.reshape(-1).view(np.uint8)))
+        f.write(_bytes_of(arr))
 
 
 def write(
-    f: BinaryIO, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None
+    f: BinaryIO,
+    arrays: Mapping[str, np.ndarray],
+    metadata: Mapping[str, str] | None,
+    *,
+    checksums: bool = True,
 ) -> None:
     """Write ``arrays`` (name -> host array) and string ``metadata`` to the binary stream ``f``.
 
     Tensors are laid out widest dtype first, so with the header padded to 8 bytes every tensor
-    starts at a multiple of its item size (as the reference writer does).
+    starts at a multiple of its item size (as the reference writer does). ``checksums`` adds
+    the ``ember_checksums`` metadata entry (see the module docstring).
+
+    >>> import io, numpy as np
+    >>> from ember.serialization import safetensors as st
+    >>> buf = io.BytesIO()
+    >>> st.write(buf, {"w": np.zeros(2, np.float32)}, None)
+    >>> st.CHECKSUM_KEY.encode() in buf.getvalue()
+    True
     """
     prepared = []
     for name, arr in arrays.items():
@@ -118,11 +155,23 @@ def write(
         prepared.append((name, dtype_code(arr.dtype), arr))
     prepared.sort(key=lambda item: -item[2].itemsize)  # stable: keeps the caller's order otherwise
     header: dict = {}
+    metadata = dict(metadata or {})
+    for k, v in metadata.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise CheckpointError("safetensors: __metadata__ must map strings to strings")
+    if checksums:
+        if CHECKSUM_KEY in metadata:
+            raise CheckpointError(f"safetensors: the metadata key {CHECKSUM_KEY!r} is ember's own")
+        table = {
+            name: f"{_tensor_crc(_bytes_of(arr), code, arr.shape):08x}"
+            for name, code, arr in prepared
+        }
+        metadata[CHECKSUM_KEY] = json.dumps(
+            {"algorithm": "crc32", "metadata": f"{_metadata_crc(metadata):08x}", "tensors": table},
+            separators=(",", ":"),
+        )
     if metadata:
-        for k, v in metadata.items():
-            if not isinstance(k, str) or not isinstance(v, str):
-                raise CheckpointError("safetensors: __metadata__ must map strings to strings")
-        header["__metadata__"] = dict(metadata)
+        header["__metadata__"] = metadata
     offset = 0
     for name, code, arr in prepared:
         header[name] = {
@@ -201,9 +250,9 @@ def _check_entry(name: str, entry, fail) -> TensorInfo:
             fail(f"header entry {name!r} has no {key!r}")
     code = entry["dtype"]
     if not isinstance(code, str) or code not in DTYPES:
-        if code in _FOREIGN:
+        if isinstance(code, str) and code in _FOREIGN:
             fail(f"tensor {name!r} has dtype {code}, which ember has no dtype for")
-        fail(f"tensor {name!r} has unknown dtype {code!r}")
+        fail(f"tensor {name!r} has unknown dtype {code!r:.40}")
     shape = entry["shape"]
     if not isinstance(shape, list) or len(shape) > MAX_NDIM:
         fail(
@@ -228,8 +277,59 @@ def _check_entry(name: str, entry, fail) -> TensorInfo:
     return TensorInfo(name, dtype, tuple(shape), begin, end)
 
 
-def read_header(f: BinaryIO, source: str = "<stream>") -> Header:
-    """Read and check the header of the safetensors stream ``f`` (positioned at its start)."""
+def _checksum_table(metadata: dict, tensors: dict, fail) -> dict[str, int] | None:
+    """The checksum table of a file's metadata (removed from it), checked against the rest."""
+    raw = metadata.pop(CHECKSUM_KEY, None)
+    if raw is None:
+        return None
+    try:
+        doc = parse_json(raw)
+    except (ValueError, RecursionError):
+        doc = None
+    if not (
+        isinstance(doc, dict)
+        and doc.get("algorithm") == "crc32"
+        and isinstance(doc.get("tensors"), dict)
+        and isinstance(doc.get("metadata"), str)
+        and all(isinstance(v, str) for v in doc["tensors"].values())
+    ):
+        fail(f"its {CHECKSUM_KEY} metadata is damaged (not a crc32 table)")
+
+    def number(text: str, what: str) -> int:
+        if len(text) != 8 or text.strip("0123456789abcdef"):
+            fail(f"the checksum of {what} in {CHECKSUM_KEY} is damaged ({text!r:.20})")
+        return int(text, 16)
+
+    if number(doc["metadata"], "the metadata") != _metadata_crc(metadata):
+        fail("the header's metadata does not match its checksum (the file is corrupted)")
+    table = doc["tensors"]
+    for name in tensors:
+        if name not in table:
+            fail(
+                f"tensor {name!r:.80} has no checksum in {CHECKSUM_KEY} (the file was changed "
+                "after ember wrote it, or is corrupted; load with verify=False to skip checks)"
+            )
+    for name in table:
+        if name not in tensors:
+            fail(f"{CHECKSUM_KEY} lists tensor {name!r:.80}, which the file does not hold")
+    return {name: number(text, f"tensor {name!r:.80}") for name, text in table.items()}
+
+
+def read_header(f: BinaryIO, source: str = "<stream>", verify: bool = True) -> Header:
+    """Read and check the header of the safetensors stream ``f`` (positioned at its start).
+
+    With ``verify``, the checksum table (when the file has one) is checked against the
+    metadata, and kept for ``read_array`` to check each tensor's bytes.
+
+    >>> import io, numpy as np
+    >>> from ember.serialization import safetensors as st
+    >>> buf = io.BytesIO()
+    >>> st.write(buf, {"w": np.zeros((2, 3), np.float32)}, {"note": "hi"})
+    >>> _ = buf.seek(0)
+    >>> h = st.read_header(buf)
+    >>> h.tensors["w"].shape, h.metadata
+    ((2, 3), {'note': 'hi'})
+    """
 
     def fail(problem: str, hint: str = ""):
         raise CheckpointError(f"{source}: not a valid safetensors file: {problem}{hint}")
@@ -265,6 +365,11 @@ def read_header(f: BinaryIO, source: str = "<stream>") -> Header:
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         fail("__metadata__ must be an object whose values are all strings")
     tensors = {name: _check_entry(name, entry, fail) for name, entry in header.items()}
+    if verify:
+        checksums = _checksum_table(metadata, tensors, fail)
+    else:
+        checksums = None
+        metadata.pop(CHECKSUM_KEY, None)
     buffer = size - 8 - n
     pos = 0
     for info in sorted(tensors.values(), key=lambda t: (t.begin, t.end)):
@@ -276,13 +381,14 @@ def read_header(f: BinaryIO, source: str = "<stream>") -> Header:
         if pos > buffer:
             fail(f"the tensors need {pos} bytes of data but the file holds {buffer} (truncated?)")
         fail(f"the tensors cover {pos} bytes but the file holds {buffer}: extra bytes at the end")
-    return Header(tensors, metadata, start + 8 + n)
+    return Header(tensors, metadata, start + 8 + n, checksums)
 
 
 def read_array(
     f: BinaryIO, header: Header, info: TensorInfo, source: str = "<stream>"
 ) -> np.ndarray:
-    """Read one tensor into a fresh, writable, aligned array of its own."""
+    """Read one tensor into a fresh, writable, aligned array of its own, checking its
+    checksum when the header holds one (``CheckpointError`` naming the tensor if it differs)."""
     try:
         arr = np.empty(info.shape, dtype=np.uint8 if info.dtype.kind == "b" else info.dtype)
     except (ValueError, MemoryError) as e:
@@ -307,6 +413,16 @@ def read_array(
                     f"{source}: the file ended inside tensor {info.name!r} (changed while loading?)"
                 )
             got += k
+    if header.checksums is not None:
+        crc = _tensor_crc(
+            memoryview(arr.reshape(-1).view(np.uint8)), _CODES[info.dtype], info.shape
+        )
+        if crc != header.checksums[info.name]:
+            raise CheckpointError(
+                f"{source}: tensor {info.name!r} is corrupted: its bytes do not match the "
+                f"checksum written with it (crc32 {crc:08x}, expected "
+                f"{header.checksums[info.name]:08x}); load with verify=False to read it anyway"
+            )
     if info.dtype.kind == "b":
         out = arr.view(np.bool_)
         np.not_equal(arr, 0, out=out)  # any nonzero byte is True (keeps NumPy bools canonical)
@@ -326,9 +442,12 @@ def seekable(f: BinaryIO) -> BinaryIO:
     return io.BytesIO(f.read())
 
 
-def read(f: BinaryIO, source: str = "<stream>") -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """All tensors of a safetensors stream (in header order) and its metadata."""
+def read(
+    f: BinaryIO, source: str = "<stream>", verify: bool = True
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """All tensors of a safetensors stream (in header order) and its metadata (checksums
+    checked unless ``verify=False``)."""
     f = seekable(f)
-    header = read_header(f, source)
+    header = read_header(f, source, verify)
     arrays = {name: read_array(f, header, info, source) for name, info in header.tensors.items()}
     return arrays, header.metadata

@@ -16,7 +16,8 @@ ember dtype / device      ``{"dtype": "float32"}`` / ``{"device": "cuda:0"}``
 ========================  ==============================================================
 
 Tensor names are the dotted paths of the tensors (``model.fc.weight``), so a plain state dict's
-tensors keep their own names in the file.
+tensors keep their own names in the file. A tensor object met again is stored once: its later
+places refer to the first one's name.
 
 >>> import ember
 >>> skeleton, tensors = flatten({"w": ember.ones(2), "epoch": 3})
@@ -49,6 +50,7 @@ def _path_str(path: list) -> str:
 def flatten(obj) -> tuple[object, dict[str, Tensor]]:
     """The JSON skeleton of ``obj`` and its tensors by (unique) name, in the order met."""
     tensors: dict[str, Tensor] = {}
+    names: dict[int, str] = {}  # id(tensor) -> name (the tensors dict keeps each alive)
     active: set[int] = set()
 
     def name_for(path: list) -> str:
@@ -69,8 +71,10 @@ def flatten(obj) -> tuple[object, dict[str, Tensor]]:
                 return x
             return {"float": "nan" if x != x else ("inf" if x > 0 else "-inf")}
         if isinstance(x, Tensor):
-            name = name_for(path)
-            tensors[name] = x
+            name = names.get(id(x))
+            if name is None:
+                name = names[id(x)] = name_for(path)
+                tensors[name] = x
             node = {"tensor": name}
             dev = x.device
             if dev.type != "cpu":
@@ -164,13 +168,15 @@ def unflatten(skeleton, tensor: Callable[[str, str, bool], Tensor], source: str 
                 out[k] = dec(v)
             return out
         if tag == "float":
-            if value not in _NONFINITE:
+            if not isinstance(value, str) or value not in _NONFINITE:
                 fail(f"float node {value!r:.40} is not 'inf', '-inf' or 'nan'")
             return _NONFINITE[value]
         if tag == "dtype":
             if not isinstance(value, str) or value not in {d.name for d in _dt.ALL_DTYPES}:
                 fail(f"unknown dtype {value!r:.40}")
             return _dt.to_dtype(value)
+        if not isinstance(value, str):
+            fail(f"bad device {value!r:.40}")
         try:  # device
             return Device(value)
         except Exception:

@@ -107,15 +107,21 @@ def test_non_contiguous_and_views(tmp_path):
         assert back[k].is_contiguous()
 
 
-def test_shared_storage_saved_per_name_and_loaded_unaliased(tmp_path):
+def test_shared_tensor_stored_once_and_loaded_shared(tmp_path):
+    """As in PyTorch: one tensor held in several places comes back as one tensor."""
     w = ember.ones(4)
     obj = {"a": w, "b": w, "c": w.narrow(0, 1, 2), "d": [w]}
     back = _round_trip(obj, tmp_path)
+    assert back["a"] is back["b"] is back["d"][0]
     back["a"].add_(1)
-    np.testing.assert_array_equal(back["b"].numpy(), np.ones(4))
-    np.testing.assert_array_equal(back["c"].numpy(), np.ones(2))
-    np.testing.assert_array_equal(back["d"][0].numpy(), np.ones(4))
+    np.testing.assert_array_equal(back["b"].numpy(), np.full(4, 2.0))
+    np.testing.assert_array_equal(back["c"].numpy(), np.ones(2))  # a view is stored on its own
     assert back["a"].numpy().flags.writeable and back["a"].numpy().flags.aligned
+    from ember.serialization import safetensors as st
+
+    with open(tmp_path / "ckpt.safetensors", "rb") as f:
+        arrays, _ = st.read(f)
+    assert sorted(arrays) == ["a", "c"]
 
 
 def test_training_checkpoint_structure(tmp_path):
