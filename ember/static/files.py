@@ -5,6 +5,13 @@
 big to write inline under ``const.<id>``). ``load(path)`` reads it back into a callable that runs
 the graph in any process, without the Python that built it.
 
+``graph.txt`` starts with ``# ember graph v1``, ``# result: single|tuple`` and ``# crc32:
+XXXXXXXX``, the CRC-32 of the file without that line: ``load`` refuses a file changed after it
+was written (delete the ``# crc32`` line after editing one by hand); the weights carry their own
+checksums. Every problem with a graph folder (missing or unreadable files, a version this ember
+doesn't read, bad text, attributes an op refuses, types that disagree with the ops) is a
+``GraphError`` naming the file and the cause.
+
 Reading runs no code from the file: the text is parsed with ``ast`` into literals (numbers,
 strings, tuples, lists, ``slice``, ``...``, dtype names), and each op is rebuilt from its class
 name and fields through a registry of ember's own op classes; any other name is an error.
@@ -26,15 +33,17 @@ import dataclasses
 import json
 import os
 import re
+import zlib
 
 import numpy as np
 
 from .. import dtypes as _dt
-from .._errors import DTypeError, ShapeError
+from .._errors import DTypeError, EmberError, ShapeError
 from .._tensor import Tensor
 from ..ops.base import Op
 from ..serialization import safetensors as _st
 from ..serialization.atomic import atomic_write
+from ..serialization.errors import CheckpointError
 from .define import Graph as SymbolicGraph
 from .executor import Plan
 from .ir import (
@@ -53,6 +62,9 @@ from .ir import (
 from .trace import ArrayRef, GradRef, HostRef
 
 HEADER = "# ember graph v1"
+_VERSION = re.compile(r"# ember graph v(\S*)")
+_CRC = "# crc32: "
+_MAX_DIM = 1 << 40  # a larger size in a file is damage, not a tensor
 _registry: dict | None = None
 
 
@@ -138,11 +150,13 @@ def save(obj, path: str) -> None:
             weights[const_key(v)] = v.data
     text = format_graph(graph, strict=True)
     head = f"{HEADER}\n# result: {'single' if single else 'tuple'}\n"
+    data = (head + text + "\n").encode("utf-8")
+    crc = f"{_CRC}{zlib.crc32(data):08x}\n".encode()
     os.makedirs(path, exist_ok=True)
     with atomic_write(os.path.join(path, "weights.safetensors")) as f:
         _st.write(f, {k: _host(a) for k, a in weights.items()}, {"format": "ember-graph"})
     with atomic_write(os.path.join(path, "graph.txt")) as f:
-        f.write((head + text + "\n").encode("utf-8"))
+        f.write(data[: len(head)] + crc + data[len(head) :])
 
 
 def _state_array(v: Value):
@@ -209,19 +223,98 @@ class LoadedGraph:
         return result[0] if self.single else result
 
 
-def load(path: str) -> LoadedGraph:
-    """Read a graph folder written by ``save`` into a callable."""
+def load(path: str, *, verify: bool = True) -> LoadedGraph:
+    """Read a graph folder written by ``save`` into a callable.
+
+    ``verify`` (default True) checks the checksums of ``graph.txt`` and of the weights;
+    ``verify=False`` skips them. Any problem is a ``GraphError`` naming the file and the cause.
+
+    >>> import os, tempfile, ember
+    >>> from ember import static
+    >>> f = ember.compile(lambda x: x + 1)
+    >>> _ = f(ember.zeros(2))
+    >>> path = os.path.join(tempfile.mkdtemp(), "g")
+    >>> static.save(f, path)
+    >>> static.load(path)(ember.ones(2))
+    tensor([2., 2.])
+    """
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        what = "does not exist" if not os.path.exists(path) else "is not a folder"
+        raise GraphError(
+            f"load: {path} {what}; a graph is a folder with graph.txt and weights.safetensors"
+        )
     text_path = os.path.join(path, "graph.txt")
-    try:
-        with open(text_path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise GraphError(f"load: can't read {text_path}: {e}") from None
+    text = _read_text(text_path, verify)
     weights_path = os.path.join(path, "weights.safetensors")
-    with open(weights_path, "rb") as f:
-        weights, _ = _st.read(f, weights_path)
-    graph, single = parse(text, weights, source=text_path)
-    return LoadedGraph(graph, single)
+    try:
+        with open(weights_path, "rb") as f:
+            weights, _ = _st.read(f, weights_path, verify)
+    except FileNotFoundError:
+        raise GraphError(
+            f"load: {weights_path} is missing; a graph folder holds graph.txt and "
+            "weights.safetensors, written together by ember.static.save"
+        ) from None
+    except OSError as e:
+        raise GraphError(f"load: can't read {weights_path}: {e.strerror or e}") from None
+    except CheckpointError as e:
+        raise GraphError(str(e)) from None
+    graph, single = parse(text, weights, source=text_path, check_types=True)
+    try:
+        return LoadedGraph(graph, single)
+    except GraphError:
+        raise
+    except (EmberError, ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+        raise GraphError(f"{text_path}: can't run this graph: {e}") from None
+
+
+def _read_text(text_path: str, verify: bool) -> str:
+    """graph.txt's text, its version and checksum lines checked."""
+    try:
+        with open(text_path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise GraphError(f"load: can't read {text_path}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GraphError(
+            f"{text_path}: not an ember graph file: not UTF-8 text ({e.reason} at byte {e.start})"
+        ) from None
+    first = text.split("\n", 1)[0].strip()
+    m = _VERSION.fullmatch(first)
+    if m is None:
+        raise GraphError(
+            f"{text_path}: not an ember graph file: the first line is {first[:60]!r}, "
+            f"expected {HEADER!r}"
+        )
+    if m.group(1) != "1":
+        raise GraphError(
+            f"{text_path}: ember graph format version {m.group(1)[:20]!r} is not supported "
+            "(this ember reads version 1); upgrade ember"
+        )
+    lines = text.splitlines(keepends=True)
+    results = [ln.strip() for ln in lines if ln.startswith("# result")]
+    if results not in (["# result: single"], ["# result: tuple"]):
+        raise GraphError(
+            f"{text_path}: expected one '# result: single' or '# result: tuple' line, found "
+            f"{results[:3]!r:.120}"
+        )
+    crcs = [i for i, ln in enumerate(lines) if ln.startswith(_CRC)]
+    if len(crcs) > 1:
+        raise GraphError(f"{text_path}: the file has {len(crcs)} '# crc32' lines")
+    if crcs and verify:
+        (i,) = crcs
+        want = lines[i][len(_CRC) :].strip()
+        rest = "".join(lines[:i] + lines[i + 1 :]).encode("utf-8")
+        got = f"{zlib.crc32(rest):08x}"
+        if want != got:
+            raise GraphError(
+                f"{text_path}: the file was changed or corrupted after it was written: its "
+                f"crc32 is {got}, the '# crc32' line says {want[:20]!r} (after editing it on "
+                "purpose, delete that line; load(..., verify=False) skips the check)"
+            )
+    return text
 
 
 _TYPE = r"(\w+)\[([^\]]*)\]"
@@ -233,16 +326,42 @@ _NODE = re.compile(r"^%(\d+): " + _TYPE + r" = (.*)$")
 _REF = re.compile(r"%(\d+)")
 
 
-def parse(text: str, weights: dict | None = None, source: str = "<text>") -> tuple[Graph, bool]:
-    """``(graph, single)`` from the text form; ``weights`` gives state and large constants."""
+_ERRORS = (
+    SyntaxError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+    MemoryError,
+    EmberError,
+)
+
+
+def parse(
+    text: str, weights: dict | None = None, source: str = "<text>", check_types: bool = False
+) -> tuple[Graph, bool]:
+    r"""``(graph, single)`` from the text form; ``weights`` gives state and large constants.
+
+    ``check_types`` re-runs each op's ``infer`` and refuses a node whose declared type
+    differs (``load`` does). Every problem is a ``GraphError`` naming ``source`` and the line.
+
+    >>> from ember.static.files import parse
+    >>> g, single = parse('graph f(%0: f32[2] "x") {\n  %1: f32[2] = Exp(%0)\n  return %1\n}')
+    >>> len(g.nodes), single
+    (1, False)
+    """
     weights = weights or {}
-    lines = [ln.strip() for ln in text.splitlines()]
-    single = "# result: single" in lines
-    body = [ln for ln in lines if ln and not ln.startswith("#")]
-    if not body:
+    all_lines = [ln.strip() for ln in text.splitlines()]
+    single = "# result: single" in all_lines
+    numbered = [(i, ln) for i, ln in enumerate(all_lines, 1) if ln and not ln.startswith("#")]
+    if not numbered:
         raise GraphError(f"{source}: empty graph file")
-    m = _HEAD.match(body[0])
-    if m is None or body[-1] != "}":
+    head_no, head = numbered[0]
+    m = _HEAD.match(head)
+    if m is None or numbered[-1][1] != "}":
         raise GraphError(f"{source}: expected 'graph NAME(...) {{' ... '}}'")
     g = SymbolicGraph(m.group(1))  # a loaded graph can be built on, as one defined here
     values: dict = {}
@@ -252,10 +371,22 @@ def parse(text: str, weights: dict | None = None, source: str = "<text>") -> tup
             raise GraphError(f"{source}:{lineno}: value %{vid} is defined twice")
         values[vid] = v
 
-    for im in _INPUT.finditer(m.group(2)):
-        name = json.loads(im.group(4)) if im.group(4) else None
-        define(im.group(1), g.add_input(_shape(im.group(3)), _dtype(im.group(2), source), name), 1)
-    for lineno, ln in enumerate(body[1:-1], start=2):
+    try:
+        args = m.group(2)
+        if _INPUT.sub("", args).replace(",", "").strip():
+            raise GraphError(f"unrecognized argument list {args[:80]!r}")
+        for im in _INPUT.finditer(args):
+            name = json.loads(im.group(4)) if im.group(4) else None
+            v = g.add_input(_shape(im.group(3)), _dtype(im.group(2), source), name)
+            define(im.group(1), v, head_no)
+    except GraphError as e:
+        raise GraphError(f"{source}:{head_no}: {e} (in: {head[:200]})") from None
+    except _ERRORS as e:
+        raise GraphError(
+            f"{source}:{head_no}: can't read this line: {e} (in: {head[:200]})"
+        ) from None
+    returned = False
+    for lineno, ln in numbered[1:-1]:
         try:
             if ln.startswith("state "):
                 sm = _need(_STATE.match(ln), ln)
@@ -272,18 +403,33 @@ def parse(text: str, weights: dict | None = None, source: str = "<text>") -> tup
                 arr = _const_data(cm.group(4), weights, shape, dtype)
                 define(cm.group(1), g.add_constant(arr), lineno)
             elif ln.startswith("return "):
+                if returned:
+                    raise GraphError("a second return line")
+                returned = True
                 for r in ln[len("return ") :].split(","):
-                    g.outputs.append(_lookup(values, r.strip().lstrip("%")))
+                    r = r.strip()
+                    if not re.fullmatch(r"%\d+", r):
+                        raise GraphError(f"return takes values (%N), got {r[:40]!r}")
+                    g.outputs.append(_lookup(values, r[1:]))
             else:
                 nm = _need(_NODE.match(ln), ln)
                 op, args = _parse_op(nm.group(4), values)
                 out = g.add_node(op, args, _shape(nm.group(3)), _dtype(nm.group(2), source))
                 define(nm.group(1), out, lineno)
         except GraphError as e:
-            raise GraphError(f"{source}:{lineno}: {e} (in: {ln})") from None
-        except (SyntaxError, ValueError, TypeError) as e:
-            raise GraphError(f"{source}:{lineno}: can't read this line: {e} (in: {ln})") from None
-    g.validate()
+            raise GraphError(f"{source}:{lineno}: {e} (in: {ln[:200]})") from None
+        except _ERRORS as e:
+            raise GraphError(
+                f"{source}:{lineno}: can't read this line: {e} (in: {ln[:200]})"
+            ) from None
+    if not returned:
+        raise GraphError(f"{source}: no 'return' line: the graph has no outputs (truncated?)")
+    try:
+        g.validate(check_types=check_types)
+    except GraphError as e:
+        raise GraphError(f"{source}: {e}") from None
+    except _ERRORS as e:
+        raise GraphError(f"{source}: the graph's types don't check: {e}") from None
     return g, single
 
 
@@ -303,7 +449,15 @@ def _lookup(values: dict, vid: str) -> Value:
 def _shape(text: str) -> tuple:
     if not text:
         return ()
-    return tuple(None if d == "?" else int(d) for d in text.split(","))
+    shape = []
+    for d in text.split(","):
+        if d == "?":
+            shape.append(None)
+            continue
+        if not d.isdigit() or len(d) > 14 or int(d) >= _MAX_DIM:
+            raise GraphError(f"bad size {d[:20]!r} in shape [{text[:60]}]")
+        shape.append(int(d))
+    return tuple(shape)
 
 
 def _dtype(name: str, source: str):
