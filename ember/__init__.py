@@ -26,7 +26,11 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 )
-from ._aliases import backends, cuda  # noqa: E402  (torch.cuda / torch.backends module paths)
+from ._aliases import (  # noqa: E402  (torch.cuda / torch.backends / torch.accelerator paths)
+    accelerator,
+    backends,
+    cuda,
+)
 from ._caches import clear_caches
 from ._config import (
     enable_grad,
