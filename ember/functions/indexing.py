@@ -28,6 +28,7 @@ from ..backend import to_device
 from ..ops import indexing as I
 from ..ops.base import apply
 from ..ops.broadcast import Expand
+from ..ops.checks import CheckRange
 from ..ops.elementwise import cast
 from ..ops.movement import Reshape
 from ._promote import scalar_tensor
@@ -348,17 +349,50 @@ def _dim(input: Tensor, dim: int, op: str) -> int:
     return wrap_dim(dim, input._data.ndim, op)
 
 
+def checked_index(op: str, index: Tensor, input: Tensor, dim: int, verb: str = "out of bounds"):
+    """``index`` on ``input``'s device, checked to lie in ``[0, input.shape[dim])``.
+
+    Negative indices are refused, not counted from the end, as PyTorch does for gather,
+    scatter, scatter_add, index_select, index_add and take_along_dim. The check is a
+    ``CheckRange`` op: on the CPU it raises at once, on a GPU at the next read from the device
+    (no wait in the step), in a compiled graph on every run.
+
+    >>> import ember
+    >>> checked_index("gather", ember.tensor([0, 2]), ember.ones(3), 0)
+    tensor([0, 2])
+    >>> checked_index("gather", ember.tensor([0, -1]), ember.ones(3), 0)
+    Traceback (most recent call last):
+    ember._errors.EmberIndexError: gather(): index -1 is out of bounds for dimension 0 ...
+    """
+    index = _on_device(index, input)
+    size = input.shape[dim] if input.ndim else 1
+    if index.numel():
+        message = (
+            f"{op}(): index {{value}} is {verb} for dimension {dim} with size {size} "
+            f"(input of shape {list(input.shape)})"
+        )
+        apply(CheckRange(message, 0, size), index)
+    return index
+
+
+def _gather(input: Tensor, dim: int, index: Tensor, op: str) -> Tensor:
+    d = _dim(input, dim, op)
+    I._check_along(op, d, input, index)
+    return apply(I.Gather(d), input, checked_index(op, index, input, d))
+
+
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (``input[i][index[i][j]]`` for 1).
+
+    Every index must lie in ``[0, input.shape[dim])``: a negative one is an error, as in
+    PyTorch (on a GPU, raised at the next read from the device).
 
     >>> import ember
     >>> ember.tensor([[1, 2], [3, 4]]).gather(1, ember.tensor([[0, 0], [1, 0]]))
     tensor([[1, 1],
             [4, 3]])
     """
-    d = _dim(input, dim, "gather")
-    I._check_along("gather", d, input, index)
-    return apply(I.Gather(d), input, _on_device(index, input))
+    return _gather(input, dim, index, "gather")
 
 
 def _src(input: Tensor, index: Tensor, src, value, op: str) -> Tensor:
@@ -395,7 +429,7 @@ def scatter(
     d = _dim(input, dim, "scatter")
     s = _src(input, index, src, value, "scatter")
     I._check_along("scatter", d, input, index, s)
-    return apply(I.Scatter(d), input, _on_device(index, input), s)
+    return apply(I.Scatter(d), input, checked_index("scatter", index, input, d), s)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -408,7 +442,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = _dim(input, dim, "scatter_add")
     s = _src(input, index, src, None, "scatter_add")
     I._check_along("scatter_add", d, input, index, s)
-    return apply(I.ScatterAdd(d), input, _on_device(index, input), s)
+    return apply(I.ScatterAdd(d), input, checked_index("scatter_add", index, input, d), s)
 
 
 def scatter_(
@@ -436,7 +470,8 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The entries at ``index`` (a 1-d integer tensor) along ``dim``.
+    """The entries at ``index`` (a 1-d integer tensor of positions in ``[0, size)``; negative
+    ones are an error, as in PyTorch) along ``dim``.
 
     >>> import ember
     >>> ember.arange(6).view(2, 3).index_select(1, ember.tensor([2, 0]))
@@ -451,11 +486,13 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}"
         )
     if input.ndim == 0:
+        index = checked_index("index_select", index, input, 0, "out of range")
         return getitem(apply(Reshape((1,)), input), index).reshape(())
     d = _dim(input, dim, "index_select")
     if index.ndim == 0:
         index = apply(Reshape((1,)), index)
-    return apply(I.AdvIndex((":",) * d + (0,)), input, _on_device(index, input))
+    index = checked_index("index_select", index, input, d, "out of range")
+    return apply(I.AdvIndex((":",) * d + (0,)), input, index)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:

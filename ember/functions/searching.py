@@ -32,6 +32,7 @@ from ..ops.base import apply
 from ..ops.indexing import IndexInRange, MaskedPositions
 from ..ops.searching import Histc, SearchSorted, check_searchsorted
 from . import creation as C
+from .indexing import _gather
 from .inplace import inplace_method
 
 
@@ -338,7 +339,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     """
     _int_index(indices, "take_along_dim")
     if dim is None:
-        return input.reshape(-1).gather(0, indices.reshape(-1).long())
+        return _gather(input.reshape(-1), 0, indices.reshape(-1).long(), "take_along_dim")
     d = wrap_dim(dim, input.ndim, "take_along_dim")
     if input.ndim != indices.ndim:
         raise ShapeError(
@@ -352,7 +353,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             shape_x[k] = shape_i[k] = size
     x = input.expand(*shape_x[:d], input.shape[d], *shape_x[d + 1 :])
     idx = indices.expand(*shape_i[:d], indices.shape[d], *shape_i[d + 1 :])
-    return x.gather(d, idx.long())
+    return _gather(x, d, idx.long(), "take_along_dim")
 
 
 def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None):
@@ -391,12 +392,15 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
 
 
 def _checked_index(x: Tensor, dim: int, index: Tensor, name: str) -> Tensor:
-    """``index`` as a flat int64 tensor of non-negative positions along ``dim`` of ``x``."""
+    """``index`` as a flat int64 tensor of non-negative positions along ``dim`` of ``x``
+    (negative indices: counted from the end for index_fill, refused for index_add and
+    index_copy, as in PyTorch)."""
     _int_index(index, name)
     if index.ndim > 1:
         raise ShapeError(f"{name}: index should have at most 1 dimension, got {tuple(index.shape)}")
     size = x.shape[dim] if x.ndim else 1
-    return apply(IndexInRange(name, size, dim), index.reshape(-1))
+    negative = name == "index_fill"
+    return apply(IndexInRange(name, size, dim, negative), index.reshape(-1))
 
 
 def _index_along(x: Tensor, dim: int, index: Tensor, like: Tensor, name: str) -> Tensor:

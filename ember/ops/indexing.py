@@ -295,25 +295,28 @@ class IndexInRange(Op):
     caller: str  # the public function, for the message
     size: int
     dim: int | None = None
+    negative: bool = True  # False: refuse negative indices (index_add, index_copy: PyTorch's)
     differentiable = False
 
     def forward(self, xp, index):
         if index.size:
-            bad = xp.asarray(((index >= self.size) | (index < -self.size)).any())
+            low = -self.size if self.negative else 0
+            bad = xp.asarray(((index >= self.size) | (index < low)).any())
             checks.defer(bad, lambda: self._error(index))
         return index.astype(xp.int64) % max(self.size, 1)
 
     def _error(self, index) -> EmberIndexError:
         host = to_device(index, CPU)
-        lo, hi = int(host.min()), int(host.max())
+        low = -self.size if self.negative else 0
+        bad = int(host[(host >= self.size) | (host < low)].ravel()[0])
         if self.dim is None:
-            bad = hi if hi >= self.size else lo
             return EmberIndexError(
                 f"{self.caller}: index {bad} is out of range for a tensor of {self.size} elements"
             )
+        allowed = f"[{low}, {self.size})"
         return EmberIndexError(
-            f"{self.caller}: index out of range for dimension {self.dim} of size {self.size} "
-            f"(index values {lo}..{hi})"
+            f"{self.caller}: index {bad} is out of range for dimension {self.dim} of size "
+            f"{self.size} (expected indices in {allowed})"
         )
 
     def infer(self, index):

@@ -550,7 +550,7 @@ def test_inplace_forms(device, name):
         (
             lambda: ember.ones(3).index_add(0, ember.tensor([3]), ember.ones(1)),
             ember.EmberIndexError,
-            "index_add: index out of range for dimension 0 of size 3",
+            "index_add: index 3 is out of range for dimension 0 of size 3",
         ),
         (
             lambda: ember.ones(3, 2).index_copy(0, ember.tensor([0]), ember.ones(2, 2)),
@@ -595,10 +595,17 @@ def test_errors(call, error, match):
 # compiled function replays as a CUDA graph: the checks wait for no host)
 RUN_TIME_CHECKS = [
     (lambda x, k: ember.take(x, k.long()), [0.0, -6.0, 5.0], [0.0, 6.0, 1.0]),
-    (lambda x, k: x.index_add(1, k.long(), x[:, :2]), [2.0, -3.0], [3.0, 0.0]),
+    (lambda x, k: x.index_add(1, k.long(), x[:, :2]), [2.0, 0.0], [3.0, 0.0]),
+    (lambda x, k: x.index_add(1, k.long(), x[:, :2]), [2.0, 0.0], [-1.0, 0.0]),
     (lambda x, k: x.index_copy(1, k.long(), x[:, :2]), [2.0, 0.0], [0.0, -4.0]),
     (lambda x, k: x.index_fill(1, k.long(), -1.0), [1.0], [7.0]),
     (lambda x, k: x.masked_scatter(k.reshape(2, 1) > 0, x[0]), [1.0, 0.0], [1.0, 1.0]),
+    # negative indices are refused by these, as in PyTorch (issue 16)
+    (lambda x, k: x.gather(1, k.long().reshape(1, -1)), [2.0, 0.0], [0.0, -1.0]),
+    (lambda x, k: x.scatter_add(1, k.long().reshape(1, -1), x[:1, :2]), [2.0, 0.0], [-1.0, 0.0]),
+    (lambda x, k: x.scatter(1, k.long().reshape(1, -1), 5.0), [1.0], [3.0]),
+    (lambda x, k: x.index_select(1, k.long()), [2.0, 0.0], [0.0, -1.0]),
+    (lambda x, k: ember.take_along_dim(x, k.long().reshape(1, -1), 1), [2.0, 1.0], [3.0, 0.0]),
 ]
 
 
