@@ -48,16 +48,65 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return apply(_reshape_op(target), input)
 
 
+def _viewable(shape: tuple, strides: tuple, new_shape: tuple) -> bool:
+    """Whether an array of ``shape`` and ``strides`` (in elements) can be seen as ``new_shape``
+    without a copy: PyTorch's ``computeStride``. Each run of dimensions that are contiguous with
+    each other ("a contiguous subspace") must map to whole dimensions of the new shape."""
+    if not shape or 0 in shape:
+        return True
+    view_d = len(new_shape) - 1
+    chunk_base_stride = strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        if tensor_d == 0 or (
+            shape[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if tensor_d > 0:
+                chunk_base_stride = strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
+
+
 def view(input: Tensor, *shape) -> Tensor:
-    """The same elements in a new shape (ember copies where NumPy cannot make a view).
+    """The same elements in a new shape, sharing memory with ``input`` (writes to one show in
+    the other). As in PyTorch, a view of a tensor whose strides don't allow the new shape (a
+    transposed or expanded tensor, most often) is an error: use ``reshape``, which copies then.
 
     >>> import ember
-    >>> ember.ones(4).view(2, 2).shape
-    ember.Size([2, 2])
+    >>> x = ember.zeros(4)
+    >>> y = x.view(2, 2)
+    >>> y[0, 1] = 5.0
+    >>> x
+    tensor([0., 5., 0., 0.])
+    >>> ember.zeros(2, 3).t().view(-1)
+    Traceback (most recent call last):
+    ember._errors.ShapeError: view size is not compatible with input tensor's size and stride ...
     """
     if len(shape) == 1 and isinstance(shape[0], (_dt.DType, type, str)):
         raise DTypeError("view: reinterpreting the dtype (view(dtype)) is not supported")
-    target = infer_shape(_shape_arg(shape), input._data.size, "view", input._data.shape)
+    data = input._data
+    target = infer_shape(_shape_arg(shape), data.size, "view", data.shape)
+    strides = getattr(data, "strides", None)  # (none on a value being traced)
+    # A tensor that is no view (_base None) with an unusual layout of NumPy's making is one
+    # PyTorch would hold contiguous: copied, as before, rather than refused.
+    if (
+        strides is not None
+        and input._base is not None
+        and not data.flags.c_contiguous
+        and not _viewable(data.shape, tuple(s // data.itemsize for s in strides), target)
+    ):
+        raise ShapeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead. "
+            f"(view: input of shape {list(data.shape)} and strides "
+            f"{[s // data.itemsize for s in strides]} as shape {list(target)})"
+        )
     return apply(_reshape_op(target), input)
 
 
