@@ -37,6 +37,8 @@ def run_train(args: argparse.Namespace) -> int:
     config.update({k: getattr(args, k) for k in TRAIN_DEFAULTS if getattr(args, k) is not None})
     if state_path is not None and args.out is not None and Path(args.out) != out:
         raise CliError(f"--resume {args.resume}: the run continues in {out}; leave out --out")
+    if state_path is not None:
+        _check_same_run(args, saved, out)
 
     import random
 
@@ -127,6 +129,28 @@ def _run_folder(args) -> tuple[Path, Path | None, dict]:
             raise CliError(f"--resume {target}: {config_path} is not valid JSON ({e})") from None
     saved = {k: v for k, v in saved.items() if k in TRAIN_DEFAULTS}
     return state.parent, state, saved
+
+
+# options a resumed run can't change: its checkpoint holds state for exactly these
+_FIXED_ON_RESUME = ("model", "data", "optimizer", "scheduler")
+
+
+def _check_same_run(args, saved: dict, out: Path) -> None:
+    """Refuse, in one line, an option that would resume the run as another model, data set,
+    optimizer or scheduler than the one it was trained with."""
+    for key in _FIXED_ON_RESUME:
+        given, trained = getattr(args, key, None), saved.get(key)
+        if given is None or trained is None or str(given) == str(trained):
+            continue
+        if key == "data" and Path(str(given)).expanduser().resolve() == (
+            Path(str(trained)).expanduser().resolve()
+        ):
+            continue
+        flag = "--" + key.replace("_", "-")
+        raise CliError(
+            f"--resume {args.resume}: the run in {out} was trained with {flag} {trained}, not "
+            f"{given}; leave out {flag} to continue it, or start a new run (--out) for {given}"
+        )
 
 
 def _describe(info) -> dict:

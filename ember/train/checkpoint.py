@@ -108,9 +108,10 @@ class TrainerCheckpoint:
                 f"Trainer.resume: training checkpoint version {state.get('version')!r} is not "
                 f"supported (this ember reads version {CHECKPOINT_VERSION})"
             )
-        self.model.load_state_dict(state["model"])
+        _check_config(self.config or {}, state.get("config") or {})
+        _load_part("model", self.model, state["model"], state)
         self._bad_state = False
-        self.optimizer.load_state_dict(state["optimizer"])
+        _load_part("optimizer", self.optimizer, state["optimizer"], state)
         if state["scheduler"] is not None:
             if self.scheduler is None:
                 raise EmberError(
@@ -159,6 +160,63 @@ class TrainerCheckpoint:
             else f"epoch {self.epoch + 1}, step {self.step_in_epoch}"
         )
         return self
+
+
+def _names(keys, limit: int = 3) -> str:
+    keys = sorted(keys)
+    more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
+    return ", ".join(keys[:limit]) + more
+
+
+def _mismatch(own: dict, saved: dict) -> str:
+    """What differs between two state dicts, in a few words (keys, then shapes)."""
+    parts = []
+    missing, unexpected = own.keys() - saved.keys(), saved.keys() - own.keys()
+    if missing:
+        parts.append(f"{len(missing)} entries missing from the checkpoint ({_names(missing)})")
+    if unexpected:
+        parts.append(f"{len(unexpected)} entries it has no place for ({_names(unexpected)})")
+    if not parts:
+        shapes = [
+            f"{k} {list(saved[k].shape)} vs {list(own[k].shape)}"
+            for k in sorted(own)
+            if hasattr(own[k], "shape") and tuple(getattr(saved[k], "shape", ())) != own[k].shape
+        ]
+        if shapes:
+            parts.append(f"{len(shapes)} tensors of other shapes ({', '.join(shapes[:2])})")
+    return "; ".join(parts)
+
+
+def _check_config(mine: dict, theirs: dict) -> None:
+    """A trainer configured (as ``ember train`` does) for another model, optimizer or scheduler
+    than the checkpoint's run is refused before anything is loaded: an optimizer's state can
+    load into another optimizer and fail only at its first step."""
+    for key in ("model", "optimizer", "scheduler"):
+        a, b = mine.get(key), theirs.get(key)
+        if isinstance(a, str) and isinstance(b, str) and a != b:
+            raise EmberError(
+                f"Trainer.resume: the checkpoint was trained with {key} {b!r}, this trainer has "
+                f"{key} {a!r}; resume with {key} {b!r}, or start a new run for {a!r}"
+            )
+
+
+def _load_part(what: str, obj, saved: dict, state: dict) -> None:
+    """``obj.load_state_dict(saved)``; a state that doesn't fit ``obj`` (a checkpoint of another
+    model or optimizer) is one ``EmberError`` line naming the mismatch and what to do."""
+    try:
+        obj.load_state_dict(saved)
+    except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
+        config = state.get("config") or {}
+        trained = config.get(what)
+        name = type(obj).__name__
+        detail = _mismatch(obj.state_dict(), saved) if what == "model" else ""
+        if not detail:
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        hint = f" (the run used {what} {trained!r})" if isinstance(trained, str) else ""
+        raise EmberError(
+            f"Trainer.resume: the checkpoint's {what} state does not fit this {what} ({name}): "
+            f"{detail}; resume with the {what} the checkpoint was trained with{hint}"
+        ) from None
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict:
