@@ -424,9 +424,25 @@ class Tensor:
         return bool(self.item())
 
     def __len__(self) -> int:
-        if self._data.ndim == 0:
-            raise EmberError("len() of a 0-d tensor")
+        if self._data.ndim == 0:  # a TypeError, as in PyTorch (and an EmberError)
+            raise DTypeError("len() of a 0-d tensor")
         return self._data.shape[0]
+
+    def __iter__(self):
+        """The sub-tensors along dimension 0 (views); a 0-d tensor is not iterable (a
+        ``TypeError``, as in PyTorch: without this, Python's fallback would iterate it as
+        empty).
+
+        >>> import ember
+        >>> [t.tolist() for t in ember.tensor([[1, 2], [3, 4]])]
+        [[1, 2], [3, 4]]
+        >>> list(ember.tensor(3))
+        Traceback (most recent call last):
+        ember._errors.DTypeError: iteration over a 0-d tensor
+        """
+        if self._data.ndim == 0:
+            raise DTypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __hash__(self) -> int:
         return id(self)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._config import no_grad
-from ..._errors import EmberError, EmberIndexError
+from ..._errors import EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
 from ...dtypes import int64
 from ...functions.creation import tensor as _new_tensor
@@ -33,7 +33,16 @@ def embedding(
         raise EmberError(
             f"embedding: expected integer indices, got {input.dtype} (convert with .long())"
         )
+    if weight.ndim != 2:
+        raise ShapeError(
+            f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
+            f"{tuple(weight.shape)}"
+        )
     n = weight.shape[0]
+    if padding_idx is not None and not -n <= padding_idx < n:
+        raise ShapeError(
+            f"embedding: padding_idx must be within num_embeddings ({n}), got {padding_idx}"
+        )
     if not getattr(input._data, "is_symbol", False) and input.numel():  # data known: check it
         lo, hi = int(input.min()), int(input.max())
         if lo < 0 or hi >= n:

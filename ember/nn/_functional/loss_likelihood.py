@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..._config import no_grad
-from ..._errors import ShapeError
+from ..._errors import EmberIndexError, ShapeError
 from ..._tensor import Tensor
 from .loss_margin import _where
 from .loss_reduction import _reduce, _reduction
@@ -150,6 +150,19 @@ def ctc_loss(
         raise ShapeError(
             f"ctc_loss: target_lengths {tg_lens.tolist()} exceed the targets' length {tg.shape[1]}"
         )
+    if not 0 <= blank < classes:  # (PyTorch's "blank must be in label range")
+        raise EmberIndexError(
+            f"ctc_loss: blank must be in label range [0, {classes}) of the {classes} classes "
+            f"of log_probs {tuple(log_probs.shape)}, got blank={blank}"
+        )
+    used = np.arange(tg.shape[1]) < tg_lens[:, None]  # padding past a target's length: unread
+    bad = used & ((tg < 0) | (tg >= classes))
+    if bad.any():
+        raise EmberIndexError(
+            f"ctc_loss: targets must be class indices in [0, {classes}), got "
+            f"{int(tg[bad][0])} (in target {int(np.nonzero(bad)[0][0])})"
+        )
+    tg = np.where(used, tg, blank)
     s_ext = 2 * tg.shape[1] + 1
     ext = np.full((n, s_ext), blank, np.int64)
     ext[:, 1::2] = tg

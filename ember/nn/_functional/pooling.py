@@ -30,11 +30,31 @@ def _batched(input: Tensor, ndim: int, op: str):
     return input, False
 
 
+def _positive(value, name: str, op: str, low: int = 1) -> None:
+    """Refuse ``value`` (an int or a tuple of ints) below ``low``, naming the op and argument."""
+    values = value if isinstance(value, tuple) else (value,)
+    if any(v < low for v in values):
+        what = "greater than zero" if low == 1 else "non-negative"
+        raise ShapeError(f"{op}: {name} must be {what}, got {name}={value}")
+
+
 def _window(kernel_size, stride, norm, op: str):
-    """Kernel and stride normalized by ``norm`` (``pair`` or ``single``); the stride defaults
-    to the kernel."""
+    """Kernel and stride normalized by ``norm`` (``pair`` or ``single``) and checked to be
+    positive; the stride defaults to the kernel.
+
+    >>> _window(2, None, pair, "max_pool2d")
+    ((2, 2), (2, 2))
+    >>> _window(2, 0, pair, "max_pool2d")
+    Traceback (most recent call last):
+    ember._errors.ShapeError: max_pool2d: stride must be greater than zero, got stride=(0, 0)
+    """
     kernel = norm(kernel_size, "kernel_size", op)
-    return kernel, kernel if stride is None or stride == [] else norm(stride, "stride", op)
+    _positive(kernel, "kernel_size", op)
+    if stride is None or stride == []:
+        return kernel, kernel
+    stride = norm(stride, "stride", op)
+    _positive(stride, "stride", op)
+    return kernel, stride
 
 
 def _as_2d(input: Tensor, kernel_size, stride, padding, op: str):
@@ -42,7 +62,9 @@ def _as_2d(input: Tensor, kernel_size, stride, padding, op: str):
     was unbatched, and its kernel, stride and padding as pairs."""
     x, unbatched = _batched(input, 3, op)
     k, s = _window(kernel_size, stride, single, op)
-    return x.unsqueeze(2), unbatched, (1, k), (1, s), (0, single(padding, "padding", op))
+    padding = single(padding, "padding", op)
+    _positive(padding, "padding", op, low=0)
+    return x.unsqueeze(2), unbatched, (1, k), (1, s), (0, padding)
 
 
 def _from_2d(result, unbatched: bool):
@@ -72,13 +94,10 @@ def max_pool2d(
     op = "max_pool2d"
     x, unbatched = _batched(input, 4, op)
     kernel, stride = _window(kernel_size, stride, pair, op)
-    pool = MaxPool2d(
-        kernel,
-        stride,
-        pair(padding, "padding", op),
-        pair(dilation, "dilation", op),
-        bool(ceil_mode),
-    )
+    padding, dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
+    _positive(padding, "padding", op, low=0)
+    _positive(dilation, "dilation", op)
+    pool = MaxPool2d(kernel, stride, padding, dilation, bool(ceil_mode))
     pool.check(x.shape)
     out = apply(pool, x)
     if unbatched:
@@ -112,7 +131,9 @@ def max_pool1d(
     """
     op = "max_pool1d"
     x, unbatched, kernel, stride, padding = _as_2d(input, kernel_size, stride, padding, op)
-    dilation = (1, single(dilation, "dilation", op))
+    dilation = single(dilation, "dilation", op)
+    _positive(dilation, "dilation", op)
+    dilation = (1, dilation)
     res = max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, return_indices)
     return _from_2d(res, unbatched)
 
@@ -141,6 +162,7 @@ def avg_pool2d(
     x, unbatched = _batched(input, 4, op)
     kernel, stride = _window(kernel_size, stride, pair, op)
     padding = pair(padding, "padding", op)
+    _positive(padding, "padding", op, low=0)
     if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
         raise ShapeError(
             f"{op}: pad should be at most half of effective kernel size, got {padding}"
@@ -275,7 +297,7 @@ def lp_pool2d(
     >>> F.lp_pool2d(ember.ones(1, 1, 2, 2), 2, 2)
     tensor([[[[2.]]]])
     """
-    kernel = pair(kernel_size, "kernel_size", "lp_pool2d")
+    kernel, stride = _window(kernel_size, stride, pair, "lp_pool2d")
     out = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kernel[0] * kernel[1]).pow(1.0 / norm_type)
 
