@@ -31,6 +31,7 @@ True
 """
 
 import sys
+import types
 
 from . import backend as backends
 from .backend import accelerator, cuda, cudnn, mps
@@ -44,5 +45,30 @@ ALIASES = {
     "ember.accelerator": accelerator,
 }
 sys.modules.update(ALIASES)
+
+
+def namespace(name: str, source, names, doc: str | None = None) -> types.ModuleType:
+    """Register module ``name`` (a PyTorch module path such as ``ember.nn.modules.linear``)
+    holding the objects ``source`` (a module) has of ``names``: the same objects, not copies.
+    Names ``source`` lacks are left out (``__all__`` lists those present), so a path gains a
+    name when ember does. The upper layers call this for their PyTorch paths
+    (``ember.utils.data.dataloader``, ``ember.nn.modules.*``).
+
+    >>> import ember, sys
+    >>> m = namespace("ember._example", ember.nn, ["Linear", "NoSuchLayer"])
+    >>> m.Linear is ember.nn.Linear, m.__all__, ember._example is m
+    (True, ['Linear'], True)
+    >>> del sys.modules["ember._example"], ember._example
+    """
+    module = types.ModuleType(name, doc)
+    module.__all__ = [n for n in names if hasattr(source, n)]
+    for n in module.__all__:
+        setattr(module, n, getattr(source, n))
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent in sys.modules:
+        setattr(sys.modules[parent], child, module)
+    return module
+
 
 __all__ = ["accelerator", "backends", "cuda"]

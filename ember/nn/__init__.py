@@ -35,3 +35,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(".functional", __name__)
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
+
+
+# torch.nn.modules.* paths: built from the names above, so imported last
+from . import modules  # noqa: E402

@@ -1,10 +1,43 @@
 """``ember.utils.data``: the same objects as ``ember.data``, for code written against
-``torch.utils.data``.
+``torch.utils.data``, with PyTorch's submodule paths ``ember.utils.data.dataloader``,
+``.dataset`` and ``.sampler`` holding what PyTorch's export (of what ember has).
 
 >>> from ember.utils.data import TensorDataset, DataLoader, default_collate
 >>> default_collate([1, 2])
 tensor([1, 2])
+>>> from ember.utils.data.dataloader import DataLoader as Loader
+>>> Loader is DataLoader
+True
 """
 
+from .. import _aliases
+from .. import data as _data
 from ..data import *  # noqa: F403
 from ..data import __all__  # noqa: F401
+
+# PyTorch's submodules and their __all__ (torch 2.13); torch.utils.data.distributed waits for
+# a DistributedSampler.
+SUBMODULES = {
+    "dataloader": ("DataLoader", "get_worker_info", "default_collate", "default_convert"),
+    "dataset": (
+        "Dataset",
+        "IterableDataset",
+        "TensorDataset",
+        "StackDataset",
+        "ConcatDataset",
+        "ChainDataset",
+        "Subset",
+        "random_split",
+    ),
+    "sampler": (
+        "BatchSampler",
+        "RandomSampler",
+        "Sampler",
+        "SequentialSampler",
+        "SubsetRandomSampler",
+        "WeightedRandomSampler",
+    ),
+}
+
+for _name, _names in SUBMODULES.items():
+    _aliases.namespace(f"{__name__}.{_name}", _data, _names, f"torch.utils.data.{_name}'s names.")

@@ -1,0 +1,200 @@
+"""``ember.nn.modules``: PyTorch's ``torch.nn.modules`` paths (``ember.nn.modules.linear.Linear``,
+``ember.nn.modules.module.Module``, ``ember.nn.modules.container.Sequential``...) for code that
+imports from them. Each submodule holds the ``ember.nn`` classes of its PyTorch namesake's
+``__all__`` that ember has: the same classes, not copies (ember's own files are laid out
+differently, in ``ember/nn/layers/``). ``ember.nn.modules`` itself holds all of them.
+
+>>> import ember
+>>> from ember.nn.modules.linear import Linear
+>>> from ember.nn.modules.module import Module
+>>> Linear is ember.nn.Linear and Module is ember.nn.Module
+True
+>>> ember.nn.modules.container.Sequential is ember.nn.Sequential
+True
+"""
+
+from __future__ import annotations
+
+from .. import _aliases
+from .. import nn as _nn
+
+# torch.nn.modules.<name>.__all__ (torch 2.13), filtered by what ember.nn has when this loads.
+SUBMODULES = {
+    "activation": (
+        "Threshold",
+        "ReLU",
+        "RReLU",
+        "Hardtanh",
+        "ReLU6",
+        "Sigmoid",
+        "Hardsigmoid",
+        "Tanh",
+        "SiLU",
+        "Mish",
+        "Hardswish",
+        "ELU",
+        "CELU",
+        "SELU",
+        "GLU",
+        "GELU",
+        "Hardshrink",
+        "LeakyReLU",
+        "LogSigmoid",
+        "Softplus",
+        "Softshrink",
+        "MultiheadAttention",
+        "PReLU",
+        "Softsign",
+        "Tanhshrink",
+        "Softmin",
+        "Softmax",
+        "Softmax2d",
+        "LogSoftmax",
+    ),
+    "adaptive": ("AdaptiveLogSoftmaxWithLoss",),
+    "batchnorm": (
+        "BatchNorm1d",
+        "LazyBatchNorm1d",
+        "BatchNorm2d",
+        "LazyBatchNorm2d",
+        "BatchNorm3d",
+        "LazyBatchNorm3d",
+        "SyncBatchNorm",
+    ),
+    "channelshuffle": ("ChannelShuffle",),
+    "container": (
+        "Container",
+        "Sequential",
+        "ModuleList",
+        "ModuleDict",
+        "ParameterList",
+        "ParameterDict",
+    ),
+    "conv": (
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "LazyConv1d",
+        "LazyConv2d",
+        "LazyConv3d",
+        "LazyConvTranspose1d",
+        "LazyConvTranspose2d",
+        "LazyConvTranspose3d",
+    ),
+    "distance": ("PairwiseDistance", "CosineSimilarity"),
+    "dropout": (
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "AlphaDropout",
+        "FeatureAlphaDropout",
+    ),
+    "flatten": ("Flatten", "Unflatten"),
+    "fold": ("Fold", "Unfold"),
+    "instancenorm": (
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LazyInstanceNorm1d",
+        "LazyInstanceNorm2d",
+        "LazyInstanceNorm3d",
+    ),
+    "linear": ("Bilinear", "Identity", "LazyLinear", "Linear"),
+    "loss": (
+        "L1Loss",
+        "NLLLoss",
+        "NLLLoss2d",
+        "PoissonNLLLoss",
+        "GaussianNLLLoss",
+        "KLDivLoss",
+        "MSELoss",
+        "BCELoss",
+        "BCEWithLogitsLoss",
+        "HingeEmbeddingLoss",
+        "MultiLabelMarginLoss",
+        "SmoothL1Loss",
+        "HuberLoss",
+        "SoftMarginLoss",
+        "CrossEntropyLoss",
+        "LinearCrossEntropyLoss",
+        "MultiLabelSoftMarginLoss",
+        "CosineEmbeddingLoss",
+        "MarginRankingLoss",
+        "MultiMarginLoss",
+        "TripletMarginLoss",
+        "TripletMarginWithDistanceLoss",
+        "CTCLoss",
+    ),
+    "module": (
+        "register_module_forward_pre_hook",
+        "register_module_forward_hook",
+        "register_module_full_backward_pre_hook",
+        "register_module_backward_hook",
+        "register_module_full_backward_hook",
+        "register_module_buffer_registration_hook",
+        "register_module_module_registration_hook",
+        "register_module_parameter_registration_hook",
+        "Module",
+    ),
+    "normalization": ("LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"),
+    "padding": (
+        "CircularPad1d",
+        "CircularPad2d",
+        "CircularPad3d",
+        "ConstantPad1d",
+        "ConstantPad2d",
+        "ConstantPad3d",
+        "ReflectionPad1d",
+        "ReflectionPad2d",
+        "ReflectionPad3d",
+        "ReplicationPad1d",
+        "ReplicationPad2d",
+        "ReplicationPad3d",
+        "ZeroPad1d",
+        "ZeroPad2d",
+        "ZeroPad3d",
+    ),
+    "pixelshuffle": ("PixelShuffle", "PixelUnshuffle"),
+    "pooling": (
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "MaxUnpool1d",
+        "MaxUnpool2d",
+        "MaxUnpool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "FractionalMaxPool2d",
+        "FractionalMaxPool3d",
+        "LPPool1d",
+        "LPPool2d",
+        "LPPool3d",
+        "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+    ),
+    "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
+    "sparse": ("Embedding", "EmbeddingBag"),
+    "transformer": (
+        "Transformer",
+        "TransformerEncoder",
+        "TransformerDecoder",
+        "TransformerEncoderLayer",
+        "TransformerDecoderLayer",
+    ),
+    "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
+}
+
+for _name, _names in SUBMODULES.items():
+    _aliases.namespace(f"{__name__}.{_name}", _nn, _names, f"torch.nn.modules.{_name}'s classes.")
+
+__all__ = sorted({n for names in SUBMODULES.values() for n in names if hasattr(_nn, n)})
+globals().update({n: getattr(_nn, n) for n in __all__})
