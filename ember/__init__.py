@@ -51,7 +51,7 @@ from ._legacy import CPU_TYPES as _CPU_TYPES
 from ._repr import get_printoptions, printoptions, set_printoptions
 from ._shape import broadcast_shapes as _broadcast_shapes
 from ._tensor import Size, Tensor
-from .backend import Device, device
+from .backend import Device, device, get_default_device, set_default_device
 from .backend.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
     DType,

@@ -11,6 +11,8 @@ device(type='cuda', index=1)
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .._errors import DeviceError
@@ -90,6 +92,50 @@ def cuda_device(index: int) -> Device:
     dev = _CUDA.get(index)
     if dev is None:
         dev = _CUDA[index] = Device("cuda", index)
+    return dev
+
+
+_defaults = threading.local()  # per thread, as PyTorch's default device is
+
+
+def default_device() -> Device | None:
+    """The device ``set_default_device`` chose in this thread, or None (the CPU): where the
+    creation functions put a tensor made without ``device=``."""
+    return getattr(_defaults, "device", None)
+
+
+def set_default_device(device) -> None:
+    """Make creation functions called without ``device=`` (``zeros``, ``tensor``, ``randn``,
+    ``arange``, layers' parameters...) create on ``device``; None restores the CPU. Set per
+    thread, as in PyTorch. As PyTorch's, it checks only the spelling: ``'cuda'`` without a GPU
+    is accepted, and the first tensor created raises ``DeviceError``.
+
+    >>> import ember
+    >>> ember.set_default_device("cpu")
+    >>> ember.zeros(2).device, ember.get_default_device()
+    (device(type='cpu'), device(type='cpu'))
+    >>> ember.set_default_device(None)
+    """
+    if device is None:
+        _defaults.device = None
+        return
+    dev = Device(device)
+    _defaults.device = None if dev == CPU else dev
+
+
+def get_default_device() -> Device:
+    """The device creation functions use without ``device=``: the CPU unless
+    ``set_default_device`` chose another (``cuda`` is given with the current GPU's index).
+
+    >>> import ember
+    >>> ember.get_default_device()
+    device(type='cpu')
+    """
+    dev = default_device()
+    if dev is None:
+        return CPU
+    if dev.type == "cuda" and dev.index is None:
+        return cuda_device(_cuda.current_device())
     return dev
 
 

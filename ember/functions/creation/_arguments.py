@@ -17,11 +17,15 @@ _Number = (numbers.Number, np.generic)
 
 
 def _device(device) -> Device:
-    return CPU if device is None else Device(device)
+    """``device``, or without one the default device (``ember.set_default_device``)."""
+    return Device(device) if device is not None else (_backend.default_device() or CPU)
 
 
 def _finish(arr: np.ndarray, device, requires_grad: bool) -> Tensor:
-    """Wrap a host array, copying it to ``device`` first when that is not the CPU."""
+    """Wrap a host array, copying it to ``device`` (or the default device) first when that is
+    not the CPU."""
+    if device is None:
+        device = _backend.default_device()
     if device is not None:
         arr = _backend.to_device(arr, Device(device))
     t = Tensor._make(arr)

@@ -35,7 +35,10 @@ def _random_float(dtype, op: str) -> _dt.DType:
 
 
 def _anchor(dt: _dt.DType, device) -> Tensor:
-    """An empty array (no data to read or save) that gives a draw its dtype and device."""
+    """An empty array (no data to read or save) that gives a draw its dtype and device (the
+    default device without one)."""
+    if device is None:
+        device = _backend.default_device()
     if device is None:
         return Tensor._make(np.empty(0, dt.np))
     return Tensor._make(_backend.full((0,), None, dt.np, Device(device)))
