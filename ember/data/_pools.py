@@ -8,6 +8,7 @@ iterator, so the iterator can be garbage-collected (and its finalizer can shut t
 
 from __future__ import annotations
 
+import os
 import pickle
 import queue
 import signal
@@ -103,21 +104,49 @@ class _ResultPipe:
     death visible at any point of a send: the loader reads end-of-file on that worker's pipe,
     even halfway through a message, where a shared queue would leave it waiting for the rest
     of the message forever (and a lock the dead worker held would block its siblings).
+
+    A feeder thread sends (as ``multiprocessing.Queue``'s does), so the worker goes on loading
+    its next batch while the loader has yet to read this one. ``close`` waits for what is
+    queued to be sent; after ``cancel_join_thread`` it drops it instead.
     """
 
     def __init__(self, conn) -> None:
         self.conn = conn
+        self.pending = None  # queue.Queue, made in the worker (a Queue can't be pickled)
+        self.feeder = None
+        self.cancelled = False
+
+    def __getstate__(self):
+        return {"conn": self.conn}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["conn"])
 
     def put(self, item) -> None:
-        try:
-            self.conn.send(item)
-        except (BrokenPipeError, ConnectionResetError):  # the loader has gone: nobody reads
-            raise SystemExit(0) from None
+        if self.feeder is None:
+            self.pending = queue.Queue()
+            self.feeder = threading.Thread(target=self._feed, name="ember-data-feeder", daemon=True)
+            self.feeder.start()
+        self.pending.put(item)
+
+    def _feed(self) -> None:
+        while True:
+            item = self.pending.get()
+            if item is None or self.cancelled:
+                return
+            try:
+                self.conn.send(item)
+            except OSError:  # the loader has gone (closed its end): nobody reads
+                return
 
     def cancel_join_thread(self) -> None:
-        pass
+        self.cancelled = True
 
     def close(self) -> None:
+        if self.feeder is not None:
+            self.pending.put(None)
+            if not self.cancelled:
+                self.feeder.join()
         self.conn.close()
 
 
@@ -154,6 +183,7 @@ class ProcessPool(_Pool):
         self.workers = []
         self.readers: list = []  # per worker; None once its pipe is at end-of-file
         self.closed = False
+        self.pid = os.getpid()
         try:
             for i in range(num_workers):
                 q = ctx.Queue()
@@ -218,6 +248,10 @@ class ProcessPool(_Pool):
         if self.closed:
             return
         self.closed = True
+        if os.getpid() != self.pid:
+            # A copy of this pool in a forked child (a worker of a later loader), run by the
+            # garbage collector there: the workers belong to the process that started them.
+            return
         try:
             self.done.set()
             for p, q in zip(self.workers, self.index_queues):

@@ -221,9 +221,10 @@ def worker_loop(
         pass
     finally:
         _local.info = None
-        if kind == "process" and done_event.is_set():
-            result_queue.cancel_join_thread()  # never block exit on results nobody will read
-            result_queue.close()
+        if kind == "process":
+            if done_event.is_set():
+                result_queue.cancel_join_thread()  # never block exit on results nobody reads
+            result_queue.close()  # else: send what is queued first
 
 
 def _pickled(data, where: str) -> bytes:

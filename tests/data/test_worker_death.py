@@ -187,3 +187,19 @@ def test_death_after_the_last_batch_is_not_an_error_when_nothing_is_lost():
     got = [next(it)[0] for _ in range(4)]
     assert got == [0, 1, 2, 3]
     assert np.array_equal(np.arange(4), got)
+
+
+def test_a_forked_copy_of_the_loader_leaves_its_workers_alone():
+    # a later loader's worker process is forked with a copy of this iterator; if its garbage
+    # collector finalizes that copy, the workers (not its children) must go on
+    dl = DataLoader(D.Squares(6), batch_size=2, num_workers=2, worker_type="process", timeout=10)
+    it = iter(dl)
+    assert next(it)[0].tolist() == [0, 1]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            it._pool.shutdown()
+        finally:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert [b[0].tolist() for b in it] == [[2, 3], [4, 5]]
