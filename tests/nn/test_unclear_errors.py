@@ -1,7 +1,8 @@
 """Wrong calls that used to give an unclear error or none (issue 16, item 9): each is refused
 where PyTorch refuses it, with an error naming the function, the argument and its value.
-Pooling windows (stride, kernel, padding, dilation), ctc_loss's blank and targets, embedding's
-weight and padding_idx, and iterating or taking len() of a 0-d tensor."""
+Pooling windows (stride, kernel, padding, dilation), convolutions' strides and channels (in
+conv1d's own terms), unfold/fold and pixel (un)shuffle factors, ctc_loss's blank and targets,
+embedding's weight and padding_idx, and iterating or taking len() of a 0-d tensor."""
 
 import re
 
@@ -18,6 +19,49 @@ X3 = np.ones((1, 1, 4), np.float32)
 # (call on ember or torch, ember's error class, ember's message (plain text)); PyTorch refuses
 # each call too
 REFUSED = [
+    (
+        lambda m: m.nn.functional.conv_transpose2d(
+            m.ones(1, 2, 4, 4), m.ones(2, 3, 3, 3), stride=0
+        ),
+        ember.ShapeError,
+        "conv_transpose2d: stride must be greater than zero, got stride=(0, 0)",
+    ),
+    (
+        lambda m: m.nn.functional.conv_transpose1d(m.ones(1, 2, 5), m.ones(2, 3, 3), stride=0),
+        ember.ShapeError,
+        "conv_transpose1d: stride must be greater than zero, got stride=0",
+    ),
+    (
+        lambda m: m.nn.functional.conv1d(m.ones(1, 2, 5), m.ones(3, 2, 3), stride=0),
+        ember.ShapeError,
+        "conv1d: stride must be greater than zero, got stride=0",
+    ),
+    (
+        lambda m: m.nn.functional.conv1d(m.ones(1, 2, 5), m.ones(3, 4, 3)),
+        ember.ShapeError,
+        "conv1d: expected input with 4 channels, got 2 (input shape (1, 2, 5), weight shape "
+        "(3, 4, 3), groups=1)",
+    ),
+    (
+        lambda m: m.nn.functional.unfold(m.ones(1, 2, 4, 4), 2, stride=0),
+        ember.ShapeError,
+        "unfold: stride must be greater than zero, got stride=(0, 0)",
+    ),
+    (
+        lambda m: m.nn.functional.fold(m.ones(1, 8, 4), (4, 4), 2, stride=0),
+        ember.ShapeError,
+        "fold: stride must be greater than zero, got stride=(0, 0)",
+    ),
+    (
+        lambda m: m.nn.functional.pixel_shuffle(m.ones(1, 4, 2, 2), 0),
+        ember.ShapeError,
+        "pixel_shuffle: upscale_factor must be greater than zero, got upscale_factor=0",
+    ),
+    (
+        lambda m: m.nn.functional.pixel_unshuffle(m.ones(1, 4, 2, 2), 0),
+        ember.ShapeError,
+        "pixel_unshuffle: downscale_factor must be greater than zero, got downscale_factor=0",
+    ),
     (
         lambda m: m.nn.functional.max_pool2d(m.tensor(X4), 2, stride=0),
         ember.ShapeError,

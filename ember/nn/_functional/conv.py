@@ -12,7 +12,7 @@ from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
 from ...ops.base import apply
 from ...ops.conv import Conv2d, Conv2dGradInput, conv_output_shape, out_size
-from ._args import pair, single
+from ._args import at_least, pair, single
 
 
 def _same_padding(kernel: tuple, dilation: tuple, stride: tuple, op: str) -> tuple:
@@ -47,6 +47,23 @@ def _finish(out: Tensor, bias: Tensor | None, channels: int, unbatched: bool, op
             )
         out = out + bias.reshape(1, channels, 1, 1)
     return out.reshape(*out.shape[1:]) if unbatched else out
+
+
+def _check_arguments(op: str, stride, dilation, padding, groups, input, weight) -> None:
+    """Stride and dilation positive, padding non-negative, and (for a convolution whose weight
+    is (C_out, C_in / groups, ...)) the input's channels the weight's, named in ``op``'s terms."""
+    at_least(stride, "stride", op)
+    at_least(dilation, "dilation", op)
+    if not isinstance(padding, str):
+        at_least(padding if isinstance(padding, int) else tuple(padding), "padding", op, low=0)
+    if input.ndim >= 2 and weight.ndim >= 2 and groups >= 1 and not op.startswith("conv_t"):
+        c = input.shape[-2] if op.endswith("1d") else input.shape[-3]
+        if weight.shape[1] * groups != c:
+            raise ShapeError(
+                f"{op}: expected input with {weight.shape[1] * groups} channels, got {c} (input "
+                f"shape {tuple(input.shape)}, weight shape {tuple(weight.shape)}, "
+                f"groups={groups})"
+            )
 
 
 def _via_2d(op: str, weight_layout: str, input: Tensor, weight: Tensor, conv2d_fn) -> Tensor:
@@ -138,10 +155,11 @@ def conv1d(
     ember.Size([1, 3, 3])
     """
     op = "conv1d"
+    stride_, dilation_ = single(stride, "stride", op), single(dilation, "dilation", op)
+    _check_arguments(op, stride_, dilation_, padding, groups, input, weight)
 
     def run(x: Tensor, w: Tensor) -> Tensor:
         pad = padding if isinstance(padding, str) else (0, single(padding, "padding", op))
-        stride_, dilation_ = single(stride, "stride", op), single(dilation, "dilation", op)
         return conv2d(x, w, bias, (1, stride_), pad, (1, dilation_), groups)
 
     return _via_2d(op, "O, C/groups", input, weight, run)
@@ -175,6 +193,8 @@ def conv_transpose2d(
         pair(dilation, "dilation", op),
         pair(output_padding, "output_padding", op),
     )
+    _check_arguments(op, stride, dilation, padding, groups, input, weight)
+    at_least(output_padding, "output_padding", op, low=0)
     if input.ndim != 4 or weight.ndim != 4:
         raise ShapeError(
             f"{op}: expected a 4-D input and a 4-D weight, got {tuple(input.shape)} and "
@@ -227,6 +247,8 @@ def conv_transpose1d(
     ember.Size([1, 3, 9])
     """
     op = "conv_transpose1d"
+    at_least(single(stride, "stride", op), "stride", op)
+    at_least(single(dilation, "dilation", op), "dilation", op)
     return _via_2d(
         op,
         "C, O/groups",
@@ -245,6 +267,17 @@ def conv_transpose1d(
     )
 
 
+def _block_arguments(op: str, kernel_size, dilation, padding, stride) -> tuple:
+    """unfold's and fold's ``(kernel, dilation, padding, stride)`` as pairs, checked."""
+    kernel, dilation = pair(kernel_size, "kernel_size", op), pair(dilation, "dilation", op)
+    padding, stride = pair(padding, "padding", op), pair(stride, "stride", op)
+    at_least(kernel, "kernel_size", op)
+    at_least(dilation, "dilation", op)
+    at_least(padding, "padding", op, low=0)
+    at_least(stride, "stride", op)
+    return kernel, dilation, padding, stride
+
+
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Extract sliding blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L).
 
@@ -258,12 +291,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     op = "unfold"
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
-    u = Unfold(
-        pair(kernel_size, "kernel_size", op),
-        pair(dilation, "dilation", op),
-        pair(padding, "padding", op),
-        pair(stride, "stride", op),
-    )
+    u = Unfold(*_block_arguments(op, kernel_size, dilation, padding, stride))
     u.infer(x)
     out = apply(u, x)
     return out.squeeze(0) if unbatched else out
@@ -286,13 +314,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     x = input.unsqueeze(0) if unbatched else input
     if x.ndim != 3:
         raise ShapeError(f"{op}: expected a 2-D or 3-D input, got shape {tuple(input.shape)}")
-    f = Fold(
-        pair(output_size, "output_size", op),
-        pair(kernel_size, "kernel_size", op),
-        pair(dilation, "dilation", op),
-        pair(padding, "padding", op),
-        pair(stride, "stride", op),
-    )
+    size = pair(output_size, "output_size", op)
+    f = Fold(size, *_block_arguments(op, kernel_size, dilation, padding, stride))
     f.infer(x)
     out = apply(f, x)
     return out.squeeze(0) if unbatched else out

@@ -17,7 +17,7 @@ from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...ops.base import apply
 from ...ops.pool import MaxPool2d, MaxPoolIndices, pool_out_size
-from ._args import pair, single
+from ._args import at_least, pair, single
 
 
 def _batched(input: Tensor, ndim: int, op: str):
@@ -28,14 +28,6 @@ def _batched(input: Tensor, ndim: int, op: str):
             f"{op}: expected a {ndim - 1}-D or {ndim}-D input, got shape {tuple(input.shape)}"
         )
     return input, False
-
-
-def _positive(value, name: str, op: str, low: int = 1) -> None:
-    """Refuse ``value`` (an int or a tuple of ints) below ``low``, naming the op and argument."""
-    values = value if isinstance(value, tuple) else (value,)
-    if any(v < low for v in values):
-        what = "greater than zero" if low == 1 else "non-negative"
-        raise ShapeError(f"{op}: {name} must be {what}, got {name}={value}")
 
 
 def _window(kernel_size, stride, norm, op: str):
@@ -49,11 +41,11 @@ def _window(kernel_size, stride, norm, op: str):
     ember._errors.ShapeError: max_pool2d: stride must be greater than zero, got stride=(0, 0)
     """
     kernel = norm(kernel_size, "kernel_size", op)
-    _positive(kernel, "kernel_size", op)
+    at_least(kernel, "kernel_size", op)
     if stride is None or stride == []:
         return kernel, kernel
     stride = norm(stride, "stride", op)
-    _positive(stride, "stride", op)
+    at_least(stride, "stride", op)
     return kernel, stride
 
 
@@ -63,7 +55,7 @@ def _as_2d(input: Tensor, kernel_size, stride, padding, op: str):
     x, unbatched = _batched(input, 3, op)
     k, s = _window(kernel_size, stride, single, op)
     padding = single(padding, "padding", op)
-    _positive(padding, "padding", op, low=0)
+    at_least(padding, "padding", op, low=0)
     return x.unsqueeze(2), unbatched, (1, k), (1, s), (0, padding)
 
 
@@ -95,8 +87,8 @@ def max_pool2d(
     x, unbatched = _batched(input, 4, op)
     kernel, stride = _window(kernel_size, stride, pair, op)
     padding, dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
-    _positive(padding, "padding", op, low=0)
-    _positive(dilation, "dilation", op)
+    at_least(padding, "padding", op, low=0)
+    at_least(dilation, "dilation", op)
     pool = MaxPool2d(kernel, stride, padding, dilation, bool(ceil_mode))
     pool.check(x.shape)
     out = apply(pool, x)
@@ -132,7 +124,7 @@ def max_pool1d(
     op = "max_pool1d"
     x, unbatched, kernel, stride, padding = _as_2d(input, kernel_size, stride, padding, op)
     dilation = single(dilation, "dilation", op)
-    _positive(dilation, "dilation", op)
+    at_least(dilation, "dilation", op)
     dilation = (1, dilation)
     res = max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, return_indices)
     return _from_2d(res, unbatched)
@@ -162,7 +154,7 @@ def avg_pool2d(
     x, unbatched = _batched(input, 4, op)
     kernel, stride = _window(kernel_size, stride, pair, op)
     padding = pair(padding, "padding", op)
-    _positive(padding, "padding", op, low=0)
+    at_least(padding, "padding", op, low=0)
     if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
         raise ShapeError(
             f"{op}: pad should be at most half of effective kernel size, got {padding}"

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ._args import at_least
 
 _MODES = {
     "nearest": (1, 2, 3),
@@ -221,6 +222,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
               [2., 3.]]]])
     """
     r = int(upscale_factor)
+    at_least(r, "upscale_factor", "pixel_shuffle")
     if input.ndim < 3 or input.shape[-3] % (r * r):
         raise ShapeError(
             f"pixel_shuffle: expected an input of at least 3 dims whose channels are divisible "
@@ -241,6 +243,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     ember.Size([1, 4, 2, 2])
     """
     r = int(downscale_factor)
+    at_least(r, "downscale_factor", "pixel_unshuffle")
     if input.ndim < 3 or input.shape[-1] % r or input.shape[-2] % r:
         raise ShapeError(
             f"pixel_unshuffle: expected an input of at least 3 dims whose height and width are "
