@@ -323,6 +323,50 @@ def test_fused_node_writes_into_a_dead_intermediate(no_jit):
     np.testing.assert_allclose(run(out, [xv, wv])[0], want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("jit", ["off"] + (["sync"] if _jit.available() else []))
+def test_a_stored_update_writes_its_state_array_in_place(jit):
+    """``m = 0.9 m + 0.1 g``; ``p = p - 0.1 m``, each stored back: the fused nodes write the state
+    arrays themselves (no copy at the store), with numba reading the reused input from ``out``
+    (one array, so the loop stays vectorized); a later reader of the old value forbids it."""
+    from ember.static.trace import ArrayRef
+
+    prev = _jit.set_mode(jit)
+    try:
+        for later_read in (False, True):
+            g = Graph("step")
+            grad = g.add_input((64, 33), F32, "g")
+            mv, pv = np.zeros((64, 33), F32), np.ones((64, 33), F32)
+            m = g.add_state((64, 33), F32, ArrayRef(mv), "m")
+            p = g.add_state((64, 33), F32, ArrayRef(pv), "p")
+            c9, c1 = g.add_constant(np.asarray(0.9, F32)), g.add_constant(np.asarray(0.1, F32))
+            a = g.add_node(ew.MUL, [m, c9], (64, 33), F32)
+            b = g.add_node(ew.MUL, [grad, c1], (64, 33), F32)
+            m2 = g.add_node(ew.ADD, [a, b], (64, 33), F32)
+            step = g.add_node(ew.MUL, [m2, c1], (64, 33), F32)
+            p2 = g.add_node(ew.SUB, [p, step], (64, 33), F32)
+            last = g.add_node(ew.NEG, [p], (64, 33), F32) if later_read else p2
+            g.add_node(Assign(), [m, m2], (64, 33), F32)
+            g.add_node(Assign(), [p, p2], (64, 33), F32)
+            g.outputs.append(last)
+            out = passes.reuse_buffers(passes.elementwise_fusion(g))
+            fused = [n for n in out.nodes if type(n.op).__name__ == "FusedElementwise"]
+            reused = [n for n in fused if n.op.reuse >= 0]
+            assert len(reused) == (1 if later_read else 2), str(out)  # m's always; p's unless read
+            gv = np.random.default_rng(0).standard_normal((64, 33)).astype(F32)
+            effects = [n.output for n in out.nodes if type(n.op) is Assign]
+            outs, stores = Plan(out, out.outputs + effects).run([gv], [mv, pv])
+            want_m = np.float32(0.9) * 0 + np.float32(0.1) * gv
+            for v, arr in stores:
+                v.ref.store(arr)
+            np.testing.assert_allclose(mv, want_m, rtol=1e-6)
+            np.testing.assert_allclose(pv, 1 - np.float32(0.1) * want_m, rtol=1e-6)
+            if jit == "sync":  # (the NumPy steps may finish in another of their buffers)
+                assert all(n.op._kernel for n in fused)
+                assert [arr is v.ref.array for v, arr in stores] == [True, not later_read]
+    finally:
+        _jit.set_mode(prev)
+
+
 # -- memory plan -------------------------------------------------------------------------------
 
 

@@ -125,6 +125,7 @@ class FusedElementwise(Op):
         object.__setattr__(self, "_np_steps", None)
         object.__setattr__(self, "_kernel", None)
         object.__setattr__(self, "_kernel_args", None)
+        object.__setattr__(self, "_kernel_reads_out", False)
 
     def infer(self, *inputs) -> Spec:
         from ... import dtypes as _dt
@@ -214,6 +215,7 @@ class FusedElementwise(Op):
                 self.dtype,
                 [np.dtype(a.dtype).name for a in inputs],
                 [a.shape for a in inputs],
+                self.reuse if self._reads_out(inputs) else -1,
             )
             if made is not None:
                 src, views = made
@@ -234,8 +236,22 @@ class FusedElementwise(Op):
         out = self._out_buffer(inputs)
         if out is None:
             out = np.empty(self.shape, self.dtype)
+            if self._kernel_reads_out:  # the kernel reads the reused input from out
+                out[...] = inputs[self.reuse]
         fn(*args, out.reshape(out_view))
         return out
+
+    def _reads_out(self, inputs) -> bool:
+        """Whether the kernel reads the reused input from ``out`` (it has the output's shape
+        and dtype, so its values can stand there); remembered for ``_run_kernel``."""
+        r = self.reuse
+        ok = (
+            r >= 0
+            and tuple(inputs[r].shape) == tuple(self.shape)
+            and np.dtype(inputs[r].dtype) == np.dtype(self.dtype)
+        )
+        object.__setattr__(self, "_kernel_reads_out", ok)
+        return ok
 
 
 @overrides.register(FusedElementwise, "cpu")

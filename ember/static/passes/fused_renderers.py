@@ -171,12 +171,17 @@ def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
 # -- numba --------------------------------------------------------------------------------------
 
 
-def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes):
+def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes, reuse: int = -1):
     """The numba kernel's source for ``program`` over inputs of ``in_dtypes`` and
     ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
     view it as: the output's dimensions are collapsed where every input agrees on varying or
     broadcasting, so a bias ``(C, 1, 1)`` over ``(N, C, H, W)`` becomes ``(1, C, 1)`` over
-    ``(N, C, H*W)``. None when numba has no type for a dtype."""
+    ``(N, C, H*W)``. None when numba has no type for a dtype.
+
+    With ``reuse`` (the index of an input the output overwrites), that input is read from
+    ``out`` itself: the caller passes ``out`` holding its values. Reading and writing one
+    array, not two that alias, keeps the loop vectorized (LLVM's overlap check between two
+    pointers to the same memory fails, and it falls back to one element at a time)."""
     if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype)):
         return None
     n = len(in_dtypes)
@@ -211,7 +216,7 @@ def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes)
         varying = [d for d, (_, flags) in enumerate(dims) if flags[k]]
         level = varying[-1] + 1 if varying else 0
         ix = ", ".join(idx[d] if dims[d][1][k] else "0" for d in range(depth))
-        loads.setdefault(level, []).append(f"a{k} = x{k}[{ix}]")
+        loads.setdefault(level, []).append(f"a{k} = {'out' if k == reuse else f'x{k}'}[{ix}]")
     body = []
     for j, (op, args) in enumerate(program):
         names = [f"a{a}" if a < n else f"t{a - n}" for a in args]

@@ -12,7 +12,9 @@ every value keeps its own buffer and ``peak_bytes`` is the sum of all values.
 
 ``reuse_buffers(graph)`` is the pass that marks each ``FusedElementwise`` node whose input is
 an intermediate read by nothing else, with its shape and dtype and made by an op known to return
-a fresh array: at run time the node writes into that array instead of allocating.
+a fresh array: at run time the node writes into that array instead of allocating. A fused
+node whose result is stored into a state array it reads, read by nothing after it, writes that
+array in place (an optimizer's update of a moment or a parameter: no copy at the store).
 
 >>> import numpy as np
 >>> from ember.static import Graph
@@ -28,7 +30,9 @@ a fresh array: at run time the node writes into that array instead of allocating
 
 from __future__ import annotations
 
+from ...backend.arrays import writeable
 from ..ir import Assign, Graph
+from ..trace import ArrayRef
 from ._util import clone, consumers, is_known_shape, nbytes, roots, stored
 from .fuse import FRESH, FusedElementwise
 
@@ -130,9 +134,13 @@ def reuse_buffers(graph: Graph) -> Graph:
     g = clone(graph)
     uses = consumers(g)
     keep = roots(g) | stored(g) | {v.id for v in g.outputs}
+    into = _stores_in_place(g, uses)
     for n in g.nodes:
         op = n.op
         if type(op) is not FusedElementwise:
+            continue
+        if n.output.id in into:
+            n.op = op.with_reuse(into[n.output.id])
             continue
         for i, x in enumerate(n.inputs):
             if (
@@ -146,6 +154,56 @@ def reuse_buffers(graph: Graph) -> Graph:
                 n.op = op.with_reuse(i)
                 break
     return g
+
+
+def _stores_in_place(g: Graph, uses: dict) -> dict:
+    """``{fused node output id: input index}`` where the node's result is stored (``Assign``)
+    into a state array it reads itself, and nothing reads that array's old value later: the
+    node may write there directly (an optimizer's moment and parameter updates), and the store
+    finds its value already in place (no copy)."""
+    targets: dict = {}  # value id -> the state values it is stored into
+    for n in g.nodes:
+        if type(n.op) is Assign:
+            targets.setdefault(n.inputs[1].id, []).append(n.inputs[0])
+    shared: dict = {}  # id of a state array's root -> how many state values read it
+    for v in g.state:
+        if isinstance(v.ref, ArrayRef):
+            r = _root(v.ref.array)
+            shared[id(r)] = shared.get(id(r), 0) + 1
+    outputs = {v.id for v in g.outputs}
+    pos = {id(n): i for i, n in enumerate(g.nodes)}
+    into = {}
+    for n in g.nodes:
+        op = n.op
+        stores = targets.get(n.output.id, ())
+        if type(op) is not FusedElementwise or len(stores) != 1:
+            continue
+        (s,) = stores
+        if (
+            s.kind != "state"
+            or not isinstance(s.ref, ArrayRef)
+            or s.id in outputs
+            or s.shape != op.shape
+            or s.dtype.name != op.dtype
+            or shared.get(id(_root(s.ref.array))) != 1  # another state value aliases it
+            or not writeable(s.ref.array)
+            or s not in n.inputs
+        ):
+            continue
+        later = [
+            u
+            for u in uses.get(s.id, ())
+            if u is not n and type(u.op) is not Assign and pos[id(u)] > pos[id(n)]
+        ]
+        if not later:
+            into[n.output.id] = n.inputs.index(s)
+    return into
+
+
+def _root(a):
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
 
 
 __all__ = ["MemoryPlan", "memory_plan", "reuse_buffers"]
