@@ -163,7 +163,7 @@ class Optimizer:
                             state = self.state[p] = self.init_state(p, group)
                     if tracer is not None:
                         if hp is None:
-                            hp = tracer.host_values(group, p)
+                            hp = _numbers(group, _host_on(tracer, group, p))
                         self._traced(tracer, p, grad, state, group, hp)
                         continue
                     g = -grad if group.get("maximize") else grad
@@ -177,7 +177,7 @@ class Optimizer:
                     if fn is None or fn(self, xp, arr, g._data, state, group) is NotImplemented:
                         numbers = hps.get(p.device)
                         if numbers is None:
-                            numbers = hps[p.device] = _numbers(group, p)
+                            numbers = hps[p.device] = _numbers(group, _scalar_on(p))
                         self._rule(p, g, state, group, numbers)
                     p._version[0] += 1
         return loss
@@ -186,7 +186,7 @@ class Optimizer:
         """The rule run eagerly on ``p`` (its step count already advanced): the group's numbers
         (``numbers``, made here when None) and the step count as 0-d tensors on ``p``'s device.
         """
-        hp = _numbers(group, p) if numbers is None else numbers
+        hp = _numbers(group, _scalar_on(p)) if numbers is None else numbers
         count = state.get("step")
         if count is not None:
             hp = dict(hp, step=_scalar(p, float(count._data)))
@@ -351,20 +351,29 @@ def step_count(value: float = 0.0) -> Tensor:
     return Tensor._make(np.array(value, dtype=np.float64))
 
 
-def _numbers(group: dict, p: Tensor) -> dict:
-    """The group's numbers as 0-d float64 tensors on ``p``'s device (tuples of numbers as
-    tuples), for a rule run eagerly."""
+def _numbers(group: dict, scalar) -> dict:
+    """The group's numbers (and tuples of numbers, as tuples) as the 0-d tensors
+    ``scalar(key, index, value)`` makes: eagerly, float64 scalars on the parameter's device;
+    traced, values the graph reads on every run."""
     out = {}
     for k, v in group.items():
         if _is_number(v):
-            out[k] = _scalar(p, v)
+            out[k] = scalar(k, None, v)
         elif isinstance(v, tuple) and v and all(_is_number(e) for e in v):
-            out[k] = tuple(_scalar(p, e) for e in v)
+            out[k] = tuple(scalar(k, i, e) for i, e in enumerate(v))
     return out
 
 
 def _scalar(p: Tensor, value) -> Tensor:
     return Tensor._make(_backend.full((), float(value), np.float64, p.device))
+
+
+def _scalar_on(p: Tensor):
+    return lambda key, index, value: _scalar(p, value)
+
+
+def _host_on(tracer, group: dict, p: Tensor):
+    return lambda key, index, value: tracer.host_value(group, key, index, p)
 
 
 def _is_number(v) -> bool:

@@ -18,7 +18,7 @@ Two modes:
   tensor to the new Symbol; ``finish`` appends one ``Assign`` per array whose value changed, so
   each run writes it back into the same array. ``optimizer.step()`` runs the optimizer's
   rule, ember ops like any other code; its hyperparameters are ``HostRef`` state values, read
-  on every run (``host_values``).
+  on every run (``host_value``).
 """
 
 from __future__ import annotations
@@ -106,10 +106,6 @@ class HostRef:
 
     def store(self, value) -> None:
         raise TraceError(f"a graph wrote to the host value {self.key!r}")
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
 
 
 class Tracer:
@@ -293,19 +289,11 @@ class Tracer:
             self.write(old, apply(ADD, old, g))
         old._version[0] += 1
 
-    def host_values(self, holder: dict, like: Tensor) -> dict:
-        """``holder``'s numbers (and tuples of numbers) as 0-d float64 tensors on ``like``'s
-        device whose values the graph reads on every run (``HostRef``), not fixed at trace
-        time: an optimizer's hyperparameters, which a scheduler changes between steps."""
-        out = {}
-        for k, v in holder.items():
-            if _is_number(v):
-                out[k] = self._host(holder, k, None, like)
-            elif isinstance(v, tuple) and v and all(_is_number(e) for e in v):
-                out[k] = tuple(self._host(holder, k, i, like) for i in range(len(v)))
-        return out
-
-    def _host(self, holder, key, index, like: Tensor) -> Tensor:
+    def host_value(self, holder, key, index, like: Tensor) -> Tensor:
+        """``holder[key]`` (``[index]`` of it when not None), a number, as a 0-d float64 tensor
+        on ``like``'s device whose value the graph reads on every run (``HostRef``), not fixed
+        at trace time: an optimizer's hyperparameter, which a scheduler changes between steps.
+        """
         d = like._data
         tag = d.device if type(d) is Symbol else device_tag(d)
         ck = (id(holder), key, index, tag)
