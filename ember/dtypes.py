@@ -91,6 +91,20 @@ def is_float_np(np_dtype) -> bool:
     return np_dtype.kind == "f" or np_dtype == _BF16_NP
 
 
+def widen_half(a):
+    """``a`` in float32 when it holds 2-byte floats (float16, bfloat16), else ``a`` itself.
+
+    Sums, softmax and the like accumulate half-precision inputs in float32 (as PyTorch does)
+    and cast back, since a bfloat16 running sum loses whole units after a few hundred terms.
+
+    >>> import numpy as np
+    >>> from ember import dtypes
+    >>> dtypes.widen_half(np.ones(2, dtypes.bfloat16.np)).dtype
+    dtype('float32')
+    """
+    return a.astype(np.float32) if a.dtype.itemsize == 2 and is_float_np(a.dtype) else a
+
+
 def get_default_dtype() -> DType:
     """The dtype of float literals and of ``ember.tensor([1.5])``: float32 unless changed.
 

@@ -166,3 +166,27 @@ def test_bfloat16_max_pool_with_padding(device):
     want = torch.nn.functional.max_pool2d(x, 3, 2, 1)
     assert got.dtype == ember.bfloat16
     assert got.float().cpu().tolist() == want.float().tolist()
+
+
+HALF_ACCUMULATING = {
+    "sum": lambda m, x: x.sum(),
+    "mean": lambda m, x: x.mean(1),
+    "cumsum": lambda m, x: x.cumsum(1),
+    "softmax": lambda m, x: m.softmax(x, 1),
+    "log_softmax": lambda m, x: m.log_softmax(x, 1),
+    "cross_entropy": lambda m, x: m.nn.functional.cross_entropy(x, m.zeros(4, dtype=m.int64)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("fn", list(HALF_ACCUMULATING))
+def test_half_reductions_accumulate_in_float32(device, fn, dtype):
+    """A bfloat16 running sum over 1,000 terms is off by whole units; PyTorch accumulates half
+    inputs in float32 and rounds once, and so must ember."""
+    x = torch.randn(4, 1000, generator=torch.Generator().manual_seed(0)).to(getattr(torch, dtype))
+    want = HALF_ACCUMULATING[fn](torch, x).float()
+    e = ember.tensor(x.float().numpy(), device=device).to(getattr(ember, dtype))
+    got = HALF_ACCUMULATING[fn](ember, e)
+    assert got.dtype == getattr(ember, dtype)
+    tol = 2**-7 if dtype == "bfloat16" else 2**-10
+    assert torch.allclose(torch.tensor(got.float().cpu().numpy()), want, rtol=tol, atol=tol * 4)

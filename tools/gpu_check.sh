@@ -2,12 +2,21 @@
 # The GPU check (issue 11, item 5), prepared to run once on a lent NVIDIA machine, from the
 # project root: the whole cuda suite, `ember train --device cuda` with and without --compile on
 # cnn (digits) and resnet18 (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU
-# benchmarks. Logs land in ${OUT:-gpu-logs}/, one per step, with summary.log first.
-# Every step has its own time limit; together at most 560 s (one device call is 600 s at most).
+# benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
+# Every step has its own time limit; together at most 520 s (one device call is 600 s at most).
 set -u
-out=${OUT:-gpu-logs}
+base=${OUT:-gpu-logs}
+out=$base/logs  # bundled into $base/logs.tgz at the end: the device tool returns at most 8 files
+# wheels the device image lacks (cuDNN frontend, tensorboardX), carried in .whl/ when present
+if ls .whl/*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+if ! command -v python > /dev/null; then
+    mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/bin:$PATH
+fi
 mkdir -p "$out"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 summary="$out/summary.log"
 
 step() {  # step NAME SECONDS COMMAND...: run with a limit, log it, summarise it
@@ -27,17 +36,20 @@ numpy.__version__, 'torch', torch.__version__, 'ember cuda', ember.cuda.is_avail
     >> "$summary" 2>&1
 python tools/make_cifar_like.py "$out/cifar" 5000 1000
 
-step tests 180 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
-step train-cnn 45 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"
-step train-cnn-compiled 45 python -m ember train --device cuda --epochs 15 --compile -q \
+step tests 150 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
+step train-cnn 40 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"
+step train-cnn-compiled 40 python -m ember train --device cuda --epochs 15 --compile -q \
     --out "$out/run-cnn-compiled"
-step train-resnet18 75 python -m ember train --device cuda --model resnet18 \
-    --data "$out/cifar" --epochs 2 --batch-size 128 -q --out "$out/run-resnet18"
-step train-resnet18-compiled 75 python -m ember train --device cuda --model resnet18 \
-    --data "$out/cifar" --epochs 2 --batch-size 128 --compile -q \
+step train-resnet18 50 python -m ember train --device cuda --model resnet18 \
+    --data "$out/cifar" --epochs 1 --batch-size 128 -q --out "$out/run-resnet18"
+step train-resnet18-compiled 50 python -m ember train --device cuda --model resnet18 \
+    --data "$out/cifar" --epochs 1 --batch-size 128 --compile -q \
     --out "$out/run-resnet18-compiled"
-step bench-resnet18 75 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled
-step bench-two-layer 40 python benchmarks/gpu_compiled_two_layer.py
-step bench-matmul 25 python benchmarks/gpu_matmul.py --steps 10 --repeats 3
-rm -rf "$out/cifar" "$out"/run-*/tensorboard
-cat "$summary"
+step bench-resnet18 80 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled --profile
+step bench-transformer 60 python benchmarks/gpu_transformer.py --steps 5 --repeats 2 --compiled
+step bench-two-layer 30 python benchmarks/gpu_compiled_two_layer.py
+step bench-matmul 20 python benchmarks/gpu_matmul.py --steps 10 --repeats 3
+rm -rf "$out/cifar" "$out"/run-*/tensorboard "$out"/run-*/*.safetensors "$out"/run-*/*/*.safetensors
+cp "$summary" "$base/summary.log"
+tar -C "$base" -czf "$base/logs.tgz" logs && rm -rf "$out"
+cat "$base/summary.log"

@@ -71,7 +71,8 @@ class Sum(Op):
     keepdim: bool = False
 
     def forward(self, xp, x):
-        return x.sum(axis=self.axis, keepdims=self.keepdim)
+        w = _dt.widen_half(x)
+        return w.sum(axis=self.axis, keepdims=self.keepdim).astype(x.dtype, copy=False)
 
     def infer(self, x):
         return Spec(reduced_shape(tuple(x.shape), self.axis, self.keepdim), x.dtype)
@@ -310,10 +311,11 @@ class Cumsum(Op):
     def forward(self, xp, x):
         if x.ndim == 0:
             return x.copy()
+        w = _dt.widen_half(x)
         if self.reverse:
             idx = (slice(None),) * self.dim + (slice(None, None, -1),)
-            return xp.cumsum(x[idx], axis=self.dim)[idx]
-        return xp.cumsum(x, axis=self.dim)
+            return xp.cumsum(w[idx], axis=self.dim)[idx].astype(x.dtype, copy=False)
+        return xp.cumsum(w, axis=self.dim).astype(x.dtype, copy=False)
 
     def infer(self, x):
         return Spec(tuple(x.shape), x.dtype)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..backend.kernels import rows
 from ..backend.overrides import register
+from ..dtypes import widen_half
 from .base import Op, Spec, apply
 from .elementwise import Exp, add, mul, neg
 from .reduce import Sum
@@ -28,9 +29,10 @@ class Softmax(Op):
     saves_output = True
 
     def forward(self, xp, x):
-        e = xp.exp(x - x.max(axis=self.dim, keepdims=True))
+        w = widen_half(x)
+        e = xp.exp(w - w.max(axis=self.dim, keepdims=True))
         e /= e.sum(axis=self.dim, keepdims=True)
-        return e
+        return e.astype(x.dtype, copy=False)
 
     def infer(self, x):
         return Spec(tuple(x.shape), x.dtype)
@@ -47,8 +49,10 @@ class LogSoftmax(Op):
     saves_output = True
 
     def forward(self, xp, x):
-        shifted = x - x.max(axis=self.dim, keepdims=True)
-        return shifted - xp.log(xp.exp(shifted).sum(axis=self.dim, keepdims=True))
+        w = widen_half(x)
+        shifted = w - w.max(axis=self.dim, keepdims=True)
+        out = shifted - xp.log(xp.exp(shifted).sum(axis=self.dim, keepdims=True))
+        return out.astype(x.dtype, copy=False)
 
     def infer(self, x):
         return Spec(tuple(x.shape), x.dtype)
