@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.static import _cublas
 
 CUDA = ember.cuda.is_available()  # a real GPU (the fake is installed only inside tests)
 FAKE_CUDA = not CUDA and os.environ.get("EMBER_TEST_FAKE_CUDA", "1") != "0"
@@ -80,12 +81,15 @@ def fake_cuda(monkeypatch, request):
     """The strict fake CuPy (``tests/_fakecupy/``, two "GPUs") installed as ember's cuda
     backend (see the module docstring)."""
     from tests import _fakecupy
+    from tests._fakecupy._functions import cublas_matmul
 
     fake = _fakecupy.reset(kernels=_kernels_wanted(request))
     token = ember.backend.cuda.install(fake)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setitem(sys.modules, "cupyx", fake.cupyx)
     fake.strict_numpy(monkeypatch)
+    # cuBLAS called through ctypes while a step is captured (CuPy refuses its own calls then)
+    monkeypatch.setattr(_cublas, "matmul", lambda cp, a, b, out=None: cublas_matmul(a, b, out=out))
     ember.manual_seed(0)
     try:
         yield fake

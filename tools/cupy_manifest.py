@@ -102,6 +102,15 @@ OBSERVED = {
         "(4,64,512)@(4,512,32) bfloat16 failed; (256,512)@(512,128) and (4,64,512)@(512,128) "
         "passed (H200, CuPy 14.2.0)",
     },
+    "cublas_during_capture": {
+        "rule": "while a stream captures, CuPy refuses every cuBLAS call (matmul and the @ "
+        "operator, dot, vdot, inner, tensordot, einsum's contractions) with NotImplementedError",
+        "error": "NotImplementedError",
+        "message": "calling cuBLAS API during stream capture is currently unsupported",
+        "source": "tools/gpu_profile.py on an H100, 2026-11-26 (CuPy 14.2.0): ember.compile of "
+        "the ResNet-18 step fell back to no graph with this message (BatchNorm's per-channel "
+        "sums were matrix-vector products)",
+    },
     "capture_d2h_error": {
         "rule": "while a stream captures, device-to-host copies (get, asnumpy, item, tolist, "
         "float/int/bool of an array) raise RuntimeError with compiled.capture_d2h; host-to-device "

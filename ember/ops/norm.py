@@ -25,8 +25,10 @@ ops, so a training step's BatchNorm is two ops forward and two backward instead 
   ``g * weight * rstd``, written with ember ops).
 
 float16 / bfloat16 inputs compute in float32 (statistics and sums are float32), float64 in
-float64. Per-channel sums are matrix-vector products (``_channel_sum``, BLAS) or ``einsum``,
-not ``sum(axis=(0, 2))`` (measured 24 us vs 72 us on 64x32x8x8). The vjps of the two backward
+float64. On the CPU per-channel sums are matrix-vector products (``_channel_sum``, BLAS) or
+``einsum``, not ``sum(axis=(0, 2))`` (measured 24 us vs 72 us on 64x32x8x8). On a GPU each op
+is one CUDA kernel (two for the reductions: ``ember.backend.kernels.batchnorm``), with no cuBLAS
+call, so a captured step (CUDA graph) records them. The vjps of the two backward
 ops are the textbook second derivatives written in ember ops, with ``xhat`` recomputed from
 ``x`` in ember ops in training (``_xhat``), so gradients of any order are exact.
 
@@ -43,6 +45,8 @@ tensor([[-1.],
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from .. import dtypes as _dt
 from ..backend.kernels import batchnorm as _bn_kernels
@@ -120,13 +124,16 @@ def _channel_sum(xp, a):
     """Per-channel sums ``(C,)`` of an (N, C, L) array: two matrix-vector products."""
     n, c, m = a.shape
     if m != 1:
-        a = a.reshape(n * c, m) @ xp.ones(m, a.dtype)
-    return xp.ones(n, a.dtype) @ a.reshape(n, c)
+        a = xp.matmul(a.reshape(n * c, m), xp.ones(m, a.dtype))
+    return xp.matmul(xp.ones(n, a.dtype), a.reshape(n, c))
 
 
 def _channel_dot(xp, a, b):
-    """Per-channel sums of ``a * b`` for (N, C, L) arrays, without the product's temporary."""
-    return xp.einsum("ncl,ncl->c", a, b)
+    """Per-channel sums of ``a * b`` for (N, C, L) arrays (on the CPU without the product's
+    temporary)."""
+    if xp is np:
+        return np.einsum("ncl,ncl->c", a, b)
+    return _channel_sum(xp, a * b)  # CuPy's einsum calls cuBLAS, which a capture refuses
 
 
 def _count(shape) -> int:
@@ -344,17 +351,26 @@ class BatchNormGradInput(Op):
         return (dg, dx, None, dsums) + ((dw,) if self.weight else ())
 
 
+@register(BatchMoments, "cuda")
+def _batch_moments_cuda(op, xp, x):
+    return _bn_kernels.moments(xp, x)
+
+
+@register(BatchNormSums, "cuda")
+def _batch_norm_sums_cuda(op, xp, g, x, stats):
+    return _bn_kernels.sums(xp, g, x, stats, op.eps)
+
+
 @register(BatchNormalize, "cuda")
 def _batch_normalize_cuda(op, xp, x, stats, *wb):
-    scale, shift = op.coefficients(xp, stats.astype(_acc(xp, x.dtype), copy=False), *wb)
-    return _bn_kernels.channel_affine(xp, x, scale, shift)
+    w = wb[0] if op.weight else None
+    b = wb[-1] if op.bias else None
+    return _bn_kernels.normalize(xp, x, stats, w, b, op.eps)
 
 
 @register(BatchNormGradInput, "cuda")
 def _batch_norm_grad_input_cuda(op, xp, g, x, stats, sums, *w):
-    stats = stats.astype(_acc(xp, x.dtype), copy=False)
-    k1, k2, k3 = op.coefficients(xp, x.shape, stats, sums, *w)
-    return _bn_kernels.grad_input(xp, g, x, stats[0], k1, k2, k3)
+    return _bn_kernels.grad_input(xp, g, x, stats, sums, w[0] if op.weight else None, op.eps)
 
 
 __all__ = [

@@ -27,7 +27,8 @@ What it imitates (where the rule comes from):
   ufuncs behind public functions (``cupy.where`` has no bfloat16 loop); ``ufunc.at`` /
   ``cupyx.scatter_add`` only for the dtypes CuPy's compiled code accepts (manifest
   ``compiled``: no bfloat16, no int8/int16, ...).
-- **Observed on a GPU** (manifest ``observed``): batched bfloat16 ``matmul`` raises.
+- **Observed on a GPU** (manifest ``observed``): batched bfloat16 ``matmul`` raises; cuBLAS
+  calls (``matmul``, ``@``, ``dot``, ``einsum``...) raise while a stream captures.
 - **Memory**: a pool per GPU (``used_bytes`` / ``total_bytes`` / ``free_all_blocks``),
   ``cuda.set_allocator`` / ``using_allocator``; pinned host memory from ``cupyx.empty_pinned``
   (``runtime.pointerGetAttributes`` reports it).

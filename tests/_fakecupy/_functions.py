@@ -28,6 +28,15 @@ _ALIASES = {
     "asfarray": lambda a, dtype=np.float64: np.asarray(a, dtype=dtype),
 }
 # Functions whose output shape depends on the data: CuPy reads a count back (a synchronization).
+# functions that call cuBLAS, refused while a stream captures (manifest observed)
+_CUBLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}
+
+
+def _refuse_cublas_in_capture() -> None:
+    if _gpu.capturing() is not None:
+        raise NotImplementedError(_manifest.OBSERVED["cublas_during_capture"]["message"])
+
+
 _DATA_DEPENDENT = {"nonzero", "argwhere", "flatnonzero", "unique", "compress", "extract",
                    "trim_zeros", "intersect1d", "union1d", "setdiff1d", "setxor1d"}  # fmt: skip
 _CUPY_ONLY_KWARGS = ("blocking",)
@@ -66,6 +75,8 @@ def generic(path: str, name: str, entry: dict, np_fn, host_ok: bool = False):
     def call(*args, **kwargs):
         _manifest.bind(qual, sig, args, kwargs)
         cur = check(args, kwargs, host_ok=host_ok)
+        if name in _CUBLAS:
+            _refuse_cublas_in_capture()
         if data_dependent:
             _d2h()
         for k in _CUPY_ONLY_KWARGS:
@@ -212,11 +223,18 @@ def copyto(dst, src, casting="same_kind", where=None):
 
 def matmul(*args, axes=None, axis=None, keepdims=False, casting="same_kind", dtype=None,
            signature=None, order="K", out=None):  # fmt: skip
-    """``cupy.matmul``: cuBLAS-like half precision (float32 accumulation, one rounding) and the
-    batched bfloat16 GEMM CuPy 14.2 lacks (manifest ``observed``)."""
+    """``cupy.matmul``: cuBLAS-like half precision (float32 accumulation, one rounding), the
+    batched bfloat16 GEMM CuPy 14.2 lacks and the refusal while a stream captures (manifest
+    ``observed``)."""
     if len(args) != 2:
         raise TypeError(f"matmul() takes 2 arguments, got {len(args)}")
-    a, b = args
+    _refuse_cublas_in_capture()
+    return cublas_matmul(*args, dtype=dtype, out=out)
+
+
+def cublas_matmul(a, b, dtype=None, out=None):
+    """A product as cuBLAS computes it, which stream capture allows when it is called directly
+    (``ember.static._cublas`` does, through ctypes): ``matmul`` without CuPy's refusal."""
     cur = check((a, b, out))
     for x in (a, b):
         if type(x) is not ndarray:

@@ -84,6 +84,27 @@ OP_CASES = {
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
         (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
     ],
+    "ember.ops.norm.BatchMoments": [
+        (Nm.BatchMoments(), (_rand(4, 5) + 100,), 1e-5),
+        (Nm.BatchMoments(), (_rand(3, 4, 5, 6),), 1e-5),
+        (Nm.BatchMoments(), (_rand(2, 3, 33, dtype=F64),), 1e-12),
+        (Nm.BatchMoments(), (_rand(2, 3, 4, dtype=BF16),), 1e-5),
+        (Nm.BatchMoments(), (_rand(70, 2, 40),), 1e-5),
+    ],
+    "ember.ops.norm.BatchNormSums": [
+        (Nm.BatchNormSums(1e-5), _bn(_rand(4, 5), g=_rand(4, 5, seed=1))[:3], 1e-5),
+        (Nm.BatchNormSums(1e-3), _bn(_rand(3, 4, 5, 6), g=_rand(3, 4, 5, 6, seed=1))[:3], 1e-5),
+        (
+            Nm.BatchNormSums(1e-5),
+            _bn(_rand(2, 3, 33, dtype=F64), g=_rand(2, 3, 33, dtype=F64, seed=1))[:3],
+            1e-12,
+        ),
+        (
+            Nm.BatchNormSums(1e-5),
+            _bn(_rand(2, 3, 4, dtype=BF16), g=_rand(2, 3, 4, dtype=BF16, seed=1))[:3],
+            1e-4,
+        ),
+    ],
     "ember.ops.norm.BatchNormalize": [
         (Nm.BatchNormalize(1e-5, True), _bn(_rand(4, 5)), 1e-5),
         (

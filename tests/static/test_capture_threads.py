@@ -2,9 +2,9 @@
 thread only (``ember.backend.arrays.capture_overrides``): another thread running ember ops on
 the GPU meanwhile (a DataLoader's worker) gets CuPy's own functions.
 
-On the strict fake CuPy (see ``tests/static/test_cuda_graph.py``) the replacements are normally
-skipped (the fake builds no kernels); here they are switched on, with the cuBLAS call stood in
-for by one that records which thread called it.
+On the strict fake CuPy (see ``tests/static/test_cuda_graph.py``) CuPy's own cuBLAS calls are
+refused while a stream captures, as on a GPU; the direct cuBLAS call is stood in for here by one
+that records which thread called it.
 """
 
 import threading
@@ -21,11 +21,13 @@ from ember.static import _cublas, cuda_graph
 def capture_log(fake_cuda, monkeypatch):
     """Capture with the replacements on; ``log`` records who called the capture-time matmul and
     what a second thread computed in the middle of the capture."""
+    from tests._fakecupy._functions import cublas_matmul as direct
+
     log = {"cublas": [], "worker": None, "kept_by_worker": None}
 
     def cublas_matmul(cp, a, b, out=None):
         log["cublas"].append(threading.get_ident())
-        r = cp.__wrapped__.matmul(a, b)  # CuPy's own
+        r = direct(a, b)  # cuBLAS, as ember calls it through ctypes
         if out is None:
             return r
         out[...] = r
@@ -51,7 +53,6 @@ def capture_log(fake_cuda, monkeypatch):
         captured.append(self)
         return capture_now(self, *args)
 
-    monkeypatch.setattr(cuda_graph, "_fused", lambda xp: True)
     monkeypatch.setattr(_cublas, "matmul", cublas_matmul)
     monkeypatch.setattr(cuda_graph, "_run_steps", run_steps_then_a_worker)
     monkeypatch.setattr(cuda_graph.Runner, "_capture_now", capture_now_kept)

@@ -1,20 +1,32 @@
-"""Batch normalization's two elementwise passes as one CUDA kernel each.
+"""Batch normalization on the GPU: each of the four ops is one CUDA kernel (two for the
+reductions), reading every input once.
 
-``ember.ops.norm.BatchNormalize`` is ``y = x * scale[c] + shift[c]`` and
-``BatchNormGradInput`` is ``dx = k1[c] * g + k2[c] * (x - mean[c]) + k3[c]`` once the op has
-computed the per-channel coefficients (``coefficients``, C values, in ``xp``). NumPy / CuPy
-code makes three to five passes over memory for these; the kernels here read each input once
-and write once, in the accumulation type (float32 for float16 / bfloat16 / float32, float64
-for float64). The channel of element ``i`` (C-order index over the logical shape, whatever the
-contiguous copies) is ``(i / inner) % C``, ``inner`` the product of the sizes after dim 1. The
-per-channel reductions (``BatchMoments``, ``BatchNormSums``) stay ``xp`` code (cuBLAS
-matrix-vector products and ``einsum``).
+``ember.ops.norm`` defines the ops and their NumPy bodies; these are their CUDA overrides
+(registered there). ``stats`` is the (2, C) [mean, biased variance] array of ``BatchMoments``,
+``sums`` the (2, C) [sum g, sum g * xhat] of ``BatchNormSums``, both in the accumulation type
+(float32 for float16 / bfloat16 / float32 storage, float64 for float64).
 
-These are the CUDA overrides of those ops (registered in ``ember/ops/norm.py``); each returns
-``NotImplemented`` where it does not serve (no kernels in ``xp``, an empty array, a dtype other
-than the four floating-point ones), and the op's ``forward`` runs.
+- ``moments(x)``: Welford's mean and sum of squared deviations per thread, merged with Chan's
+  formula within a block and then across the ``P`` blocks of a channel by a second small kernel
+  (one thread per channel): deterministic, no atomics.
+- ``sums(g, x, stats)``: the two per-channel sums the same way (plain sums).
+- ``normalize(x, stats, w, b)``: ``y = x * scale + shift`` with ``scale = rstd * w``,
+  ``shift = b - mean * scale`` computed per element from ``stats`` (no launches for the C
+  coefficients).
+- ``grad_input(g, x, stats, sums, w)``: ``k1 * g + k2 * (x - mean) + k3``, the coefficients
+  likewise per element.
 
->>> channel_affine(np, np.ones((2, 3), np.float32), np.ones(3), np.zeros(3))
+Elements of channel ``c`` in an (N, C, L) array: row ``r`` of N, position ``l`` of L at
+``(r * C + c) * L + l``; the elementwise kernels find ``c = (i / L) % C``. Indices are 32-bit
+unsigned where the array has fewer than 2**31 elements (64-bit division costs about ten times
+as much), else 64-bit. No cuBLAS call and no host transfer, so a captured step (CUDA graph)
+records them.
+
+Each function returns ``NotImplemented`` where it does not serve (no kernels in ``xp``, an
+empty array, fewer than 2 dims, a dtype other than the four floating-point ones), and the op's
+``forward`` runs.
+
+>>> normalize(np, np.ones((2, 3), np.float32), np.ones((2, 3), np.float32), None, None, 1e-5)
 NotImplemented
 """
 
@@ -25,78 +37,281 @@ import numpy as np
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from .rows import _IO
 
-BLOCK = 256  # threads per block; a grid-stride loop covers any size
+BLOCK = 256  # threads per block (a power of two); grid-stride loops cover any size
+TARGET_BLOCKS = 1024  # reduction blocks to aim for: about 8 per multiprocessor on an H100
 
-_AFFINE = """
-extern "C" __global__ void ember_bn_affine(const ST* x, ST* y, const A* scale, const A* shift,
-                                           long long n, long long inner, long long nc) {
-  long long step = (long long)blockDim.x * gridDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-    long long c = (i / inner) % nc;
-    y[i] = st(ld(x[i]) * scale[c] + shift[c]);
+_MERGE = """
+// Chan et al.: (n, mean, m2) of two disjoint sets combined into the first
+__device__ __forceinline__ void merge(A& n, A& m, A& q, A nb, A mb, A qb) {
+  if (nb == (A)0) return;
+  A t = n + nb;
+  A d = mb - m;
+  A f = nb / t;
+  m += d * f;
+  q += qb + d * d * n * f;
+  n = t;
+}
+"""
+
+_MOMENTS = """
+extern "C" __global__ void ember_bn_moments(const ST* x, A* part, long long rows_,
+                                            long long inner_, long long nc_, long long per_) {
+  __shared__ A sn[BLOCK];
+  __shared__ A sm[BLOCK];
+  __shared__ A sq[BLOCK];
+  I inner = (I)inner_, nc = (I)nc_, per = (I)per_;
+  I total = (I)rows_ * inner;
+  I nblocks = gridDim.x / nc;
+  I c = blockIdx.x / nblocks, p = blockIdx.x - c * nblocks;
+  I start = p * per;
+  I end = start + per < total ? start + per : total;
+  A n = 0, mean = 0, q = 0;
+  for (I j = start + threadIdx.x; j < end; j += BLOCK) {
+    I r = j / inner;
+    A v = ld(x[(r * nc + c) * inner + (j - r * inner)]);
+    n += (A)1;
+    A d = v - mean;
+    mean += d / n;
+    q += d * (v - mean);
+  }
+  int t = threadIdx.x;
+  sn[t] = n; sm[t] = mean; sq[t] = q;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) merge(sn[t], sm[t], sq[t], sn[t + s], sm[t + s], sq[t + s]);
+    __syncthreads();
+  }
+  if (t == 0) {
+    A* o = part + (long long)blockIdx.x * 3;
+    o[0] = sn[0]; o[1] = sm[0]; o[2] = sq[0];
+  }
+}
+
+extern "C" __global__ void ember_bn_moments_final(const A* part, A* stats, long long nc_,
+                                                  long long nblocks_) {
+  I nc = (I)nc_, nblocks = (I)nblocks_;
+  I c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= nc) return;
+  A n = 0, m = 0, q = 0;
+  for (I p = 0; p < nblocks; ++p) {
+    const A* o = part + ((long long)c * nblocks + p) * 3;
+    merge(n, m, q, o[0], o[1], o[2]);
+  }
+  stats[c] = m;
+  stats[nc + c] = q / n;
+}
+"""
+
+_SUMS = """
+extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stats, A* part,
+                                         long long rows_, long long inner_, long long nc_,
+                                         long long per_) {
+  __shared__ A s0[BLOCK];
+  __shared__ A s1[BLOCK];
+  I inner = (I)inner_, nc = (I)nc_, per = (I)per_;
+  I total = (I)rows_ * inner;
+  I nblocks = gridDim.x / nc;
+  I c = blockIdx.x / nblocks, p = blockIdx.x - c * nblocks;
+  I start = p * per;
+  I end = start + per < total ? start + per : total;
+  A mean = stats[c];
+  A a = 0, b = 0;
+  for (I j = start + threadIdx.x; j < end; j += BLOCK) {
+    I r = j / inner;
+    I i = (r * nc + c) * inner + (j - r * inner);
+    A gv = ld(g[i]);
+    a += gv;
+    b += gv * (ld(x[i]) - mean);
+  }
+  int t = threadIdx.x;
+  s0[t] = a; s1[t] = b;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
+    __syncthreads();
+  }
+  if (t == 0) {
+    part[(long long)blockIdx.x * 2] = s0[0];
+    part[(long long)blockIdx.x * 2 + 1] = s1[0];
+  }
+}
+
+extern "C" __global__ void ember_bn_sums_final(const A* part, const A* stats, A* sums, A eps,
+                                               long long nc_, long long nblocks_) {
+  I nc = (I)nc_, nblocks = (I)nblocks_;
+  I c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= nc) return;
+  A a = 0, b = 0;
+  for (I p = 0; p < nblocks; ++p) {
+    a += part[((long long)c * nblocks + p) * 2];
+    b += part[((long long)c * nblocks + p) * 2 + 1];
+  }
+  sums[c] = a;
+  sums[nc + c] = b * ((A)1 / sqrt(stats[nc + c] + eps));
+}
+"""
+
+_NORMALIZE = """
+extern "C" __global__ void ember_bn_normalize(const ST* x, ST* y, const A* stats, const A* w,
+                                              const A* b, A eps, long long n_, long long inner_,
+                                              long long nc_, long long flags) {
+  I n = (I)n_, inner = (I)inner_, nc = (I)nc_;
+  I step = (I)blockDim.x * gridDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    I c = (i / inner) % nc;
+    A scale = (A)1 / sqrt(stats[nc + c] + eps);
+    if (flags & 1) scale = scale * w[c];
+    A shift = -stats[c] * scale;
+    if (flags & 2) shift = shift + b[c];
+    y[i] = st(ld(x[i]) * scale + shift);
   }
 }
 """
 
 _GRAD_INPUT = """
-extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx, const A* mean,
-                                               const A* k1, const A* k2, const A* k3,
-                                               long long n, long long inner, long long nc) {
-  long long step = (long long)blockDim.x * gridDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-    long long c = (i / inner) % nc;
-    dx[i] = st(k1[c] * ld(g[i]) + k2[c] * (ld(x[i]) - mean[c]) + k3[c]);
+extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx, const A* stats,
+                                               const A* sums, const A* w, A eps, A m,
+                                               long long n_, long long inner_, long long nc_,
+                                               long long flags) {
+  I n = (I)n_, inner = (I)inner_, nc = (I)nc_;
+  I step = (I)blockDim.x * gridDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    I c = (i / inner) % nc;
+    A r = (A)1 / sqrt(stats[nc + c] + eps);
+    A k1 = (flags & 1) ? r * w[c] : r;
+    A k2 = -k1 * r * sums[nc + c] / m;
+    A k3 = -k1 * sums[c] / m;
+    dx[i] = st(k1 * ld(g[i]) + k2 * (ld(x[i]) - stats[c]) + k3);
   }
 }
 """
 
-_BODIES = {"affine": _AFFINE, "grad_input": _GRAD_INPUT}
+_BODIES = {
+    "moments": (_MERGE + _MOMENTS, ("ember_bn_moments", "ember_bn_moments_final")),
+    "sums": (_SUMS, ("ember_bn_sums", "ember_bn_sums_final")),
+    "normalize": (_NORMALIZE, ("ember_bn_normalize",)),
+    "grad_input": (_GRAD_INPUT, ("ember_bn_grad_input",)),
+}
 
 
-def source(kind: str, storage: str) -> str:
-    """The CUDA source of ``kind`` ('affine' or 'grad_input') for a storage kind.
+def source(kind: str, storage: str, wide: bool = False) -> str:
+    """The CUDA source of ``kind`` ('moments', 'sums', 'normalize' or 'grad_input') for a
+    storage kind, with 64-bit indices where ``wide``.
 
-    >>> "ember_bn_affine" in source("affine", "f16")
+    >>> "ember_bn_normalize" in source("normalize", "f16")
     True
     """
     acc, io = _IO[storage]
-    return f"typedef {acc} A;\n" + io + _BODIES[kind]
+    index = "long long" if wide else "unsigned int"
+    head = f"#define BLOCK {BLOCK}\ntypedef {acc} A;\ntypedef {index} I;\n"
+    return head + io + _BODIES[kind][0]
 
 
-def _launch(xp, kind: str, out, arrays, coefficients, x):
-    storage = storage_kind(x.dtype)
-    k = cached(
-        ("batchnorm", kind, storage),
-        lambda: xp.RawKernel(source(kind, storage), f"ember_bn_{kind}"),
-    )
-    acc = acc_dtype(x.dtype)
-    coef = [xp.ascontiguousarray(a, dtype=acc) for a in coefficients]
-    inner = 1
-    for s in x.shape[2:]:
-        inner *= s
-    n = x.size
-    grid = min((n + BLOCK - 1) // BLOCK, 65535)
-    args = [raw_view(xp, a) for a in arrays] + [raw_view(xp, out)] + coef
-    k((grid,), (BLOCK,), tuple(args) + (np.int64(n), np.int64(inner), np.int64(x.shape[1])))
-    return out
+def _kernels(xp, kind: str, x) -> list:
+    storage, wide = storage_kind(x.dtype), x.size >= 2**31
+    code = source(kind, storage, wide)
+    return [
+        cached(("batchnorm", kind, storage, wide, name), lambda n=name: xp.RawKernel(code, n))
+        for name in _BODIES[kind][1]
+    ]
 
 
 def _serves(xp, x) -> bool:
     return fused(xp) and x.size > 0 and x.ndim >= 2 and served(x.dtype)
 
 
-def channel_affine(xp, x, scale, shift):
-    """``x * scale + shift`` with ``scale`` / ``shift`` (C,) along dim 1, in one kernel."""
+def _layout(x) -> tuple:
+    """``(N, C, L)`` of ``x``: L the product of the sizes after dim 1."""
+    inner = 1
+    for s in x.shape[2:]:
+        inner *= s
+    return x.shape[0], x.shape[1], inner
+
+
+def _split(rows: int, nc: int, inner: int) -> tuple:
+    """``(blocks per channel, elements per block)`` for a reduction."""
+    total = rows * inner
+    per_channel = max(1, min(-(-TARGET_BLOCKS // nc), -(-total // (BLOCK * 8))))
+    return per_channel, -(-total // per_channel)
+
+
+def _grid(n: int) -> int:
+    return max(1, min(-(-n // BLOCK), 65535))
+
+
+def _coefficient(xp, a, acc):
+    return xp.ascontiguousarray(a, dtype=acc)
+
+
+def moments(xp, x):
+    """``BatchMoments``: the (2, C) [mean, biased variance] of ``x`` (N, C, *)."""
     if not _serves(xp, x):
         return NotImplemented
     x = xp.ascontiguousarray(x)
-    return _launch(xp, "affine", xp.empty(x.shape, x.dtype), [x], [scale, shift], x)
+    rows, nc, inner = _layout(x)
+    acc = acc_dtype(x.dtype)
+    nblocks, per = _split(rows, nc, inner)
+    part = xp.empty((nc * nblocks, 3), acc)
+    stats = xp.empty((2, nc), acc)
+    k, final = _kernels(xp, "moments", x)
+    i64 = np.int64
+    k((nc * nblocks,), (BLOCK,), (raw_view(xp, x), part, i64(rows), i64(inner), i64(nc), i64(per)))
+    final((-(-nc // BLOCK),), (BLOCK,), (part, stats, i64(nc), i64(nblocks)))
+    return stats
 
 
-def grad_input(xp, g, x, mean, k1, k2, k3):
-    """``k1 * g + k2 * (x - mean) + k3`` with per-channel (C,) coefficients, in one kernel."""
+def sums(xp, g, x, stats, eps: float):
+    """``BatchNormSums``: the (2, C) [sum g, sum g * (x - mean) * rstd] per channel."""
     if not _serves(xp, x) or g.dtype != x.dtype:
         return NotImplemented
     g, x = xp.ascontiguousarray(g), xp.ascontiguousarray(x)
+    rows, nc, inner = _layout(x)
+    acc = acc_dtype(x.dtype)
+    stats = _coefficient(xp, stats, acc)
+    nblocks, per = _split(rows, nc, inner)
+    part = xp.empty((nc * nblocks, 2), acc)
+    out = xp.empty((2, nc), acc)
+    k, final = _kernels(xp, "sums", x)
+    i64 = np.int64
+    args = (raw_view(xp, g), raw_view(xp, x), stats, part, i64(rows), i64(inner), i64(nc), i64(per))
+    k((nc * nblocks,), (BLOCK,), args)
+    final((-(-nc // BLOCK),), (BLOCK,), (part, stats, out, acc.type(eps), i64(nc), i64(nblocks)))
+    return out
+
+
+def normalize(xp, x, stats, w, b, eps: float):
+    """``BatchNormalize``: ``(x - mean) * rstd * w + b`` per channel, ``w`` / ``b`` optional."""
+    if not _serves(xp, x):
+        return NotImplemented
+    x = xp.ascontiguousarray(x)
+    _, nc, inner = _layout(x)
+    acc = acc_dtype(x.dtype)
+    stats = _coefficient(xp, stats, acc)
+    w2 = stats if w is None else _coefficient(xp, w, acc)
+    b2 = stats if b is None else _coefficient(xp, b, acc)
+    flags = (w is not None) + 2 * (b is not None)
+    y = xp.empty(x.shape, x.dtype)
+    (k,) = _kernels(xp, "normalize", x)
+    i64 = np.int64
+    args = (raw_view(xp, x), raw_view(xp, y), stats, w2, b2, acc.type(eps))
+    k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(inner), i64(nc), i64(flags)))
+    return y
+
+
+def grad_input(xp, g, x, stats, sums_, w, eps: float):
+    """``BatchNormGradInput``: ``k1 * g + k2 * (x - mean) + k3`` with ``k1 = rstd * w``,
+    ``k2 = -k1 * rstd * sums[1] / M``, ``k3 = -k1 * sums[0] / M`` (M values per channel)."""
+    if not _serves(xp, x) or g.dtype != x.dtype:
+        return NotImplemented
+    g, x = xp.ascontiguousarray(g), xp.ascontiguousarray(x)
+    rows, nc, inner = _layout(x)
+    acc = acc_dtype(x.dtype)
+    stats, sums_ = _coefficient(xp, stats, acc), _coefficient(xp, sums_, acc)
+    w2 = stats if w is None else _coefficient(xp, w, acc)
     dx = xp.empty(x.shape, x.dtype)
-    return _launch(xp, "grad_input", dx, [g, x], [mean, k1, k2, k3], x)
+    (k,) = _kernels(xp, "grad_input", x)
+    i64 = np.int64
+    args = (raw_view(xp, g), raw_view(xp, x), raw_view(xp, dx), stats, sums_, w2)
+    args += (acc.type(eps), acc.type(rows * inner), i64(x.size), i64(inner), i64(nc))
+    k((_grid(x.size),), (BLOCK,), args + (i64(w is not None),))
+    return dx
