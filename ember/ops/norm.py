@@ -67,10 +67,11 @@ class LayerNormalize(Op):
 
     def forward(self, xp, x):
         dims = tuple(range(x.ndim - self.axes, x.ndim))
-        mean = x.mean(axis=dims, keepdims=True)
-        c = x - mean
+        w = _dt.widen_half(x)
+        mean = w.mean(axis=dims, keepdims=True)
+        c = w - mean
         var = (c * c).mean(axis=dims, keepdims=True)
-        return (c * (1 / xp.sqrt(var + x.dtype.type(self.eps)))).astype(x.dtype, copy=False)
+        return (c * (1 / xp.sqrt(var + w.dtype.type(self.eps)))).astype(x.dtype, copy=False)
 
     def infer(self, x):
         return Spec(tuple(x.shape), x.dtype)

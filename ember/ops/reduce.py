@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from .. import dtypes as _dt
 from .._errors import EmberError, EmberIndexError
 from .._tensor import Tensor
+from ..backend.kernels import sums as _sums
+from ..backend.overrides import register
 from .base import Op, Spec, apply
 from .broadcast import expand
 from .elementwise import ADD, DIV, MUL, SUB
@@ -82,6 +84,11 @@ class Sum(Op):
         if not self.keepdim:
             g = reshape(g, keepdim_shape(shape, self.axis))
         return (expand(g, shape),)
+
+
+@register(Sum, "cuda")
+def _sum_cuda(op, xp, x):
+    return _sums.leading_sum(xp, x, op.axis, op.keepdim)
 
 
 def sum_(x, axis: tuple | None = None, keepdim: bool = False):

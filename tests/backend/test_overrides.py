@@ -24,6 +24,7 @@ from ember.ops.base import apply
 from ember.ops.elementwise import Exp
 from ember.ops.linalg import MatMul
 from ember.ops.norm import LayerNormalize
+from ember.ops.reduce import Sum
 from ember.ops.softmax import LogSoftmax, Softmax
 from ember.static import passes
 from ember.static.ir import Graph
@@ -83,6 +84,11 @@ OP_CASES = {
     "ember.ops.norm.LayerNormalize": [
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
         (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
+    ],
+    "ember.ops.reduce.Sum": [
+        (Sum((0,), False), (_rand(40, 7),), 1e-5),
+        (Sum((0, 1), True), (_rand(3, 5, 6, dtype=F64),), 1e-12),
+        (Sum((0,), False), (_rand(300, 4, dtype=BF16),), 1e-2),
     ],
     "ember.ops.norm.BatchMoments": [
         (Nm.BatchMoments(), (_rand(4, 5) + 100,), 1e-5),
