@@ -3,7 +3,7 @@ busiest kernels (CUPTI through ``torch.profiler``, which records every kernel of
 CuPy's and cuDNN's included), for ember's ResNet-18 and Transformer steps (eager and compiled)
 and PyTorch's. Run on the device machine from the project root:
 
-    python tools/gpu_profile.py [resnet18|transformer ...] [--rows 25]
+    python tools/gpu_profile.py [resnet18|transformer ...] [--rows 25] [--cprofile]
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import traceback
 import warnings
 
 import numpy as np
+
+PYTHON_PROFILE = False
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 
@@ -50,6 +52,22 @@ def _kernels(torch, step, sync, n: int, rows: int) -> None:
         print(f"    {t:7.3f} ms {e.count // n:5d}x  {e.key[:110]}")
 
 
+def python_profile(step, sync, n: int, rows: int) -> None:
+    """cProfile of ``n`` steps: the busiest functions by own time and by cumulative time."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        step()
+    sync()
+    prof.disable()
+    for key in ("tottime", "cumulative"):
+        print(f"    -- cProfile of {n} steps by {key}")
+        pstats.Stats(prof, stream=sys.stdout).sort_stats(key).print_stats(rows)
+
+
 def report(name, torch, step, sync, rows: int) -> None:
     wall, queue = _wall(step, sync, 5)
     print(f"== {name}: {wall:.2f} ms/step wall, {queue:.2f} ms/step to queue", flush=True)
@@ -73,8 +91,10 @@ def resnet18(ember, torch, rows: int) -> None:
                "cuda", dt), torch.cuda.synchronize, rows)  # fmt: skip
         from ember.models import resnet18
 
-        report(f"ember ResNet-18 {dt} eager", torch, b.build(ember, resnet18(num_classes=10),
-               data, "cuda", dt), ember.cuda.synchronize, rows)  # fmt: skip
+        eager = b.build(ember, resnet18(num_classes=10), data, "cuda", dt)
+        report(f"ember ResNet-18 {dt} eager", torch, eager, ember.cuda.synchronize, rows)
+        if PYTHON_PROFILE and dt == "float32":
+            python_profile(eager, ember.cuda.synchronize, 5, 40)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             c = ember.compile(b.build(ember, resnet18(num_classes=10), data, "cuda", dt))
@@ -113,7 +133,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", nargs="*", default=["resnet18", "transformer"])
     parser.add_argument("--rows", type=int, default=25)
+    parser.add_argument("--cprofile", action="store_true", help="cProfile ember's eager step")
     args = parser.parse_args()
+    global PYTHON_PROFILE
+    PYTHON_PROFILE = args.cprofile
     import torch
 
     import ember
