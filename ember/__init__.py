@@ -105,6 +105,17 @@ from .random import (
 )  # noqa: E501
 from .serialization import CheckpointError, load, save
 from .static import compile  # noqa: E402,A004  (ember.compile)
+from . import amp  # noqa: E402  (mixed precision: ember.amp, ember.autocast)
+from .amp.autocast_mode import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
+from .amp.device_aliases import register as _register_cpu
+
+cpu = _register_cpu()  # ember.cpu, ember.cpu.amp, ember.cuda.amp
 from .utils.summary import summary
 
 float = float32  # noqa: A001

@@ -21,6 +21,7 @@ class _State(threading.local):
         self.grad_enabled = True
         self.anomaly = False
         self.tracer = None  # set by ember.static while a graph is being built
+        self.autocast = None  # ember.amp.autocast_mode.Policy inside an autocast region
 
 
 state = _State()

@@ -16,6 +16,7 @@ from . import dtypes as _dt
 from ._config import no_grad
 from ._errors import DTypeError, ShapeError
 from ._tensor import Tensor
+from .amp.autocast_mode import rule as _autocast_rule
 from .ops import dense as D
 from .ops.base import apply
 
@@ -333,6 +334,7 @@ def matrix_power(a: Tensor, n: int) -> Tensor:
     return out
 
 
+@_autocast_rule("multi_dot")
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first and last may be vectors).
 
@@ -349,6 +351,7 @@ def multi_dot(tensors) -> Tensor:
     return out
 
 
+@_autocast_rule("linalg_vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot products along ``dim``.
 

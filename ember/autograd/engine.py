@@ -135,6 +135,18 @@ def _initial_grads(outputs, grad_outputs) -> list:
 
 
 def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool):
+    """``_run_backward`` with autocast off: backward runs in the forward's dtypes."""
+    policy = _config.state.autocast
+    if policy is None:
+        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph)
+    _config.state.autocast = None
+    try:
+        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph)
+    finally:
+        _config.state.autocast = policy
+
+
+def _run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool):
     """The engine: ``(leaves, leaf_grads, captured)``.
 
     ``leaf_grads`` maps ``id(leaf)`` to the leaf's gradient (``leaves`` maps it to the leaf);

@@ -116,6 +116,10 @@ def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, *
         src = _alias(x, copy=saves_inputs)
     else:
         src = x
+    if state.autocast is not None:  # in-place forms are not autocast (they keep x's dtype)
+        from ..amp.autocast_mode import without_autocast
+
+        return commit(x, without_autocast(fn, src, *args, **kwargs), name)
     return commit(x, fn(src, *args, **kwargs), name)
 
 

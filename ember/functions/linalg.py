@@ -11,6 +11,7 @@ from .. import dtypes as _dt
 from .._errors import ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
+from ..amp.autocast_mode import rule as _autocast_rule
 from ..ops import elementwise as E
 from ..ops import linalg as L
 from ..ops.base import apply
@@ -25,6 +26,7 @@ def _shapes(a: Tensor, b: Tensor) -> str:
     return f"{tuple(a.shape)} and {tuple(b.shape)}"
 
 
+@_autocast_rule("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices (no broadcasting).
 
@@ -46,6 +48,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return apply(_MATMUL, input, mat2)
 
 
+@_autocast_rule("matmul")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics: 1-D operands are a row (first) or a column
     (second) that the result drops again; batch dimensions broadcast.
@@ -60,6 +63,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return apply(_MATMUL, a, b)
 
 
+@_autocast_rule("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with the same batch size (no broadcasting).
 
@@ -80,6 +84,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return apply(_MATMUL, a, b)
 
 
+@_autocast_rule("dot")
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of the same length (a 0-d result).
 
@@ -98,6 +103,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return apply(_MATMUL, a, b)
 
 
+@_autocast_rule("outer")
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``.
 
@@ -113,6 +119,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return apply(E.MUL, reshape(a, sa + (1,)), reshape(b, (1,) + sb))
 
 
+@_autocast_rule("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape
     (and ignored when ``beta`` is 0, as in PyTorch).
@@ -147,6 +154,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+@_autocast_rule("einsum")
 def einsum(equation: str, *operands) -> Tensor:
     """Einstein summation with PyTorch's equation syntax: letters per dimension, ``...`` for
     broadcast dimensions, ``->`` for the output (without it, the letters used once, in

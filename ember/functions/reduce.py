@@ -20,6 +20,7 @@ from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
 from .._shape import wrap_dim
 from .._tensor import Tensor
+from ..amp.autocast_mode import rule as _autocast_rule
 from ..ops import elementwise as E
 from ..ops import reduce as R
 from ..ops.base import apply
@@ -91,6 +92,7 @@ def _abs(x: Tensor) -> Tensor:
 # -- sums and products ------------------------------------------------------------------------
 
 
+@_autocast_rule("sum")
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of elements over ``dim`` (all when None); bool and integer inputs sum as int64.
 
@@ -120,6 +122,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     return _scale(s, _count(tuple(x.shape), axis))
 
 
+@_autocast_rule("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of elements over one ``dim`` (all when None); ints and bools give int64. The
     gradient is right where the input holds zeros.
@@ -139,6 +142,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
     return apply(R.Prod(axis, keepdim), x)
 
 
+@_autocast_rule("cumsum")
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sum along ``dim``; ints and bools accumulate as int64.
 
@@ -150,6 +154,7 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     return apply(R.Cumsum(wrap_dim(dim, x.ndim, "cumsum")), x)
 
 
+@_autocast_rule("cumprod")
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running product along ``dim``; ints and bools accumulate as int64. The gradient is right
     where the input holds zeros.
@@ -318,6 +323,7 @@ def std(
     return apply(R.SafeRoot(2.0), v)
 
 
+@_autocast_rule("logsumexp")
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed stably (shifted by the maximum); integer
     inputs become floats.
@@ -338,6 +344,7 @@ def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return out
 
 
+@_autocast_rule("norm")
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None): ``p`` is ``'fro'`` or 2 (default),
     1, ``inf``, ``-inf``, 0 (count of non-zeros) or any other number. The gradient at 0 is 0,

@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._shape import wrap_dim
 from .._tensor import Tensor
+from ..amp.autocast_mode import rule as _autocast_rule
 from ..ops.base import Op, Spec, apply
 from ..ops.softmax import LogSoftmax, Softmax
 from ._promote import to_float
@@ -26,6 +27,7 @@ sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
 
 
+@_autocast_rule("softmax")
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``, computed stably.
 
@@ -38,6 +40,7 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return apply(Softmax(wrap_dim(dim, x.ndim, "softmax")), x)
 
 
+@_autocast_rule("log_softmax")
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably.
 

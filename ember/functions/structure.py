@@ -18,6 +18,7 @@ from .. import dtypes as _dt
 from .._errors import ShapeError
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Tensor
+from ..amp.autocast_mode import rule as _autocast_rule
 from . import creation as C
 from .inplace import apply_inplace
 
@@ -200,6 +201,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset)
 
 
+@_autocast_rule("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal.
 
@@ -315,6 +317,7 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     return input.clone()
 
 
+@_autocast_rule("kron")
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product.
 
@@ -378,6 +381,7 @@ def column_stack(tensors) -> Tensor:
     return _cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
 
 
+@_autocast_rule("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Sum products over ``dims``: the last ``dims`` of ``a`` with the first of ``b``, or the
     pairs of lists ``([a dims], [b dims])``.
@@ -418,6 +422,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     return out.reshape(*(a.shape[d] for d in free_a), *(b.shape[d] for d in free_b))
 
 
+@_autocast_rule("inner")
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Dot products over the last dims (a scalar times a tensor for 0-d inputs).
 
@@ -435,6 +440,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return tensordot(input, other, ([-1], [-1]))
 
 
+@_autocast_rule("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix times vector.
 
@@ -474,6 +480,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     return _cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
+@_autocast_rule("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices.
 
@@ -493,6 +500,7 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha) -> Tensor:
     return out + (input if beta == 1 else input * beta)
 
 
+@_autocast_rule("addmv")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -503,6 +511,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
+@_autocast_rule("addr")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -538,6 +547,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return _pnorm((input - other).reshape(-1), p, 0)
 
 
+@_autocast_rule("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (…, P, M) and ``x2`` (…, R, M).
 

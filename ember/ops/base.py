@@ -117,6 +117,8 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
     >>> apply(ADD, ember.ones(2), ember.ones(2))
     tensor([2., 2.])
     """
+    if state.autocast is not None:  # mixed precision: Cast ops first (ember.amp.policy)
+        inputs = state.autocast.cast_inputs(op, inputs)
     tracer = state.tracer
     if tracer is None:
         first = inputs[0]._data

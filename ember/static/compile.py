@@ -182,6 +182,7 @@ class CompiledFunction:
             tuple(d for _, d in described),
             tuple(obj._compile_signature() for _, obj in found),
             state.grad_enabled,
+            state.autocast.key if state.autocast is not None else None,
         )
         entry = self._cache.get(key)
         if entry is not None and entry.guards != _guards(found):
@@ -441,7 +442,15 @@ def _why(last, now, found) -> str:
         break
     if old_key[2] != new_key[2]:
         reasons.append(f"grad mode changed ({old_key[2]} -> {new_key[2]})")
+    if old_key[3] != new_key[3]:
+        reasons.append(
+            f"autocast changed ({_autocast_text(old_key[3])} -> {_autocast_text(new_key[3])})"
+        )
     return "; ".join(reasons) or "the argument structure changed"
+
+
+def _autocast_text(key) -> str:
+    return ", ".join(f"{dev} {dtype}" for dev, dtype in key) if key else "off"
 
 
 def _constants_from_temporaries(graph: Graph) -> None:

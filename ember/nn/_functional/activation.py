@@ -12,6 +12,7 @@ import math
 
 from ..._errors import EmberError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions._promote import to_float
 from ...functions.creation import tensor
 from ...functions.elementwise import where
@@ -181,6 +182,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     return input.clamp(max=0) - log1p(exp(-input.abs()))
 
 
+@_autocast_rule("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, linear above ``threshold`` (as in PyTorch).
 
@@ -202,6 +204,7 @@ def _dim(dim, input: Tensor, op: str) -> int:
     return wrap_dim(dim, input.ndim, op)
 
 
+@_autocast_rule("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``, computed stably.
 
@@ -215,6 +218,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return apply(Softmax(_dim(dim, input, "softmax")), to_float(input))
 
 
+@_autocast_rule("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably.
 
@@ -273,6 +277,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
 
 
+@_autocast_rule("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; ``weight`` has 1 or C (dimension 1) entries.
 

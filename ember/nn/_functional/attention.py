@@ -8,11 +8,13 @@ import numpy as np
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...dtypes import bool_
 from ...functions.creation import tensor as _new_tensor
 from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
 
 
+@_autocast_rule("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...ops.base import apply
 from ...ops.conv import Conv2d, Conv2dGradInput, conv_output_shape, out_size
 from ._args import at_least, pair, single
@@ -81,6 +82,7 @@ def _via_2d(op: str, weight_layout: str, input: Tensor, weight: Tensor, conv2d_f
     return out.squeeze(0) if unbatched else out
 
 
+@_autocast_rule("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -138,6 +140,7 @@ def conv2d(
     return _finish(apply(conv, x, w), bias, w.shape[0], unbatched, op)
 
 
+@_autocast_rule("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -165,6 +168,7 @@ def conv1d(
     return _via_2d(op, "O, C/groups", input, weight, run)
 
 
+@_autocast_rule("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -229,6 +233,7 @@ def conv_transpose2d(
     return _finish(out, bias, out_channels, unbatched, op)
 
 
+@_autocast_rule("conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,

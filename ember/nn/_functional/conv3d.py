@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from .conv import conv2d
 
 
@@ -28,6 +29,7 @@ def _triple(value, name: str) -> tuple:
     return value
 
 
+@_autocast_rule("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:  # fmt: skip
     """3-D convolution (cross-correlation) of (N, C, D, H, W) or (C, D, H, W) input;

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
 
 
+@_autocast_rule("pdist")
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distances between every pair of rows (i < j) of an (N, M) input.
 
@@ -22,6 +24,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     return _pnorm(input.index_select(0, i) - input.index_select(0, j), p, 1)
 
 
+@_autocast_rule("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| ||x2||, eps) along ``dim``.
 

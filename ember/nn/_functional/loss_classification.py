@@ -20,6 +20,7 @@ from ... import dtypes as _dt
 from ..._config import graph_tracer
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.elementwise import where
 from ...functions.math import exp, log1p
 from ...ops.base import apply
@@ -146,6 +147,7 @@ def _classes(input: Tensor, target: Tensor, weight: Tensor | None, op: str):
     return input, target, unbatched
 
 
+@_autocast_rule("nll_loss")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -171,6 +173,7 @@ def nll_loss(
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
 
+@_autocast_rule("cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -260,6 +263,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
 # -- classification: binary -------------------------------------------------------------------
 
 
+@_autocast_rule("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -302,6 +306,7 @@ def _log_sigmoid(x: Tensor) -> Tensor:
     return where(pos, 0.0, x) - log1p(exp(where(pos, -x, x)))
 
 
+@_autocast_rule("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,

@@ -13,12 +13,14 @@ import warnings
 
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.elementwise import where
 from ...functions.math import exp, log
 from .loss_reduction import _reduce, _reduction
 from .loss_regression import _broadcastable
 
 
+@_autocast_rule("kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,

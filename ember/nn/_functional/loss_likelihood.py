@@ -9,12 +9,14 @@ import math
 from ..._config import no_grad
 from ..._errors import EmberIndexError, ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from .loss_margin import _where
 from .loss_reduction import _reduce, _reduction
 
 _NEG = -1e30  # "log 0" kept finite, so unreachable CTC states give zero (not NaN) gradients
 
 
+@_autocast_rule("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -88,6 +90,7 @@ def _logsumexp3(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
     return m + ((a - m).exp() + (b - m).exp() + (c - m).exp()).log()
 
 
+@_autocast_rule("ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -13,6 +13,7 @@ from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from .loss_reduction import _reduce, _reduction
 
 
@@ -33,6 +34,7 @@ def _where(cond, a, b):
     return where(cond, a, b)
 
 
+@_autocast_rule("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -58,6 +60,7 @@ def margin_ranking_loss(
     return _reduce(_relu(-target * (input1 - input2) + margin), reduction)
 
 
+@_autocast_rule("hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -79,6 +82,7 @@ def hinge_embedding_loss(
     return _reduce(margin_part + self_part, reduction)
 
 
+@_autocast_rule("soft_margin_loss")
 def soft_margin_loss(
     input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
 ) -> Tensor:
@@ -124,6 +128,7 @@ def _class_index(input: Tensor, target: Tensor, op: str) -> Tensor:
     return target.long()
 
 
+@_autocast_rule("multilabel_margin_loss")
 def multilabel_margin_loss(
     input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
 ) -> Tensor:
@@ -162,6 +167,7 @@ def multilabel_margin_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_rule("multi_margin_loss")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -207,6 +213,7 @@ def multi_margin_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast_rule("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -269,6 +276,7 @@ def triplet_margin_with_distance_loss(
     return _reduce(_relu(margin + d_pos - d_neg), reduction)
 
 
+@_autocast_rule("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,

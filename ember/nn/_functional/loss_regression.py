@@ -14,6 +14,7 @@ import warnings
 from ..._errors import DTypeError, EmberError, ShapeError
 from ..._shape import broadcast_shapes
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.elementwise import where
 from .loss_reduction import _reduce, _reduction, _weighted_reduce
 
@@ -66,6 +67,7 @@ def _elementwise_reduce(
     return _weighted_reduce(loss * weight, weight, reduction)
 
 
+@_autocast_rule("mse_loss")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -88,6 +90,7 @@ def mse_loss(
     return _elementwise_reduce(d * d, input, weight, reduction, "mse_loss")
 
 
+@_autocast_rule("l1_loss")
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -108,6 +111,7 @@ def l1_loss(
     return _elementwise_reduce((input - target).abs(), input, weight, reduction, "l1_loss")
 
 
+@_autocast_rule("smooth_l1_loss")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -136,6 +140,7 @@ def smooth_l1_loss(
     return _reduce(where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
+@_autocast_rule("huber_loss")
 def huber_loss(
     input: Tensor,
     target: Tensor,

@@ -13,6 +13,7 @@ from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.shape import stack
 from ...ops.base import apply
 from ...ops.norm import BatchMoments, BatchNormalize, LayerNormalize
@@ -94,6 +95,7 @@ def batch_norm(
     return apply(op, input, stats, *(t for t in (weight, bias) if t is not None))
 
 
+@_autocast_rule("layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -124,6 +126,7 @@ def layer_norm(
     return _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
 
 
+@_autocast_rule("group_norm")
 def group_norm(
     input: Tensor,
     num_groups: int,

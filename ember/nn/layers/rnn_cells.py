@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 
+from ..._config import state as _autocast_state
 from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...functions.math import relu
 from ...functions.math import sigmoid as _sigmoid
 from ...functions.math import tanh as _tanh
 from .. import init
+from .._functional.linear import linear
 from ..module import Module
 from ..parameter import Parameter
 from .rnn_base import RNNDTypeError, _empty, _zeros
@@ -79,7 +81,7 @@ class RNNCellBase(Module):
                 f"{name}: input.size(-1) must be equal to input_size. Expected "
                 f"{self.input_size}, got {input.shape[-1]} (input shape {tuple(input.shape)})"
             )
-        if input.dtype != self.weight_ih.dtype:
+        if input.dtype != self.weight_ih.dtype and _autocast_state.autocast is None:
             raise RNNDTypeError(
                 f"{name}: input dtype ({input.dtype}) does not match weight dtype "
                 f"({self.weight_ih.dtype})"
@@ -102,7 +104,7 @@ class RNNCellBase(Module):
                     f"{name}: Expected {sname} size {(batch, self.hidden_size)}, got "
                     f"{list(s.shape)} (input shape {tuple(input.shape)})"
                 )
-            if s.dtype != input.dtype:
+            if s.dtype != input.dtype and _autocast_state.autocast is None:
                 raise RNNDTypeError(
                     f"{name}: {sname} dtype ({s.dtype}) does not match input dtype ({input.dtype})"
                 )
@@ -110,6 +112,10 @@ class RNNCellBase(Module):
         return input, out, is_batched
 
     def _gates(self, x: Tensor, h: Tensor, fold_bias: bool = True):
+        if _autocast_state.autocast is not None:  # PyTorch's cells: two autocast linears
+            gi = linear(x, self.weight_ih, self.bias_ih)
+            gh = linear(h, self.weight_hh, self.bias_hh)
+            return (gi + gh, None) if fold_bias else (gi, gh)
         gi = x.mm(self.weight_ih.t())
         gh = h.mm(self.weight_hh.t())
         if self.bias_ih is None:
