@@ -8,6 +8,8 @@ caches them), with CuPy's rules around them:
   bound type raises CuPy's ``Type is mismatched. ...``), non-raw arrays broadcast, outputs
   allocated when not given, scalars cast to the parameter type; the operation runs in a C++ loop
   with ``i`` the element index, in-params ``const T&``, out-params ``T&``, raw params pointers.
+  The ``preamble`` is device code, as in a RawKernel (below: ``__device__`` functions, the
+  bit-cast intrinsics, the float16 PTX conversions).
   float16 is ``_Float16``, bfloat16 a struct storing the upper half of a float32 (round to
   nearest even), both converting implicitly to and from float, as CuPy's types do.
 - ``RawKernel``: 1-D launches; ``blockDim.x`` C++ threads run the blocks in turn (a barrier is
@@ -83,22 +85,28 @@ inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 """
 
+# What device code may use in any kernel (a RawKernel's source, an ElementwiseKernel's
+# preamble and operation): device-function qualifiers and the bit-cast intrinsics ember uses.
+_DEVICE_PRELUDE = r"""
+#define __device__
+#define __forceinline__ inline
+inline float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
+inline double __longlong_as_double(long long b) { double d; std::memcpy(&d, &b, 8); return d; }
+inline float ember_h2f(unsigned short h) { float16 v; std::memcpy(&v, &h, 2); return (float)v; }
+inline unsigned short ember_f2h(float f) {
+  float16 v = (float16)f; unsigned short h; std::memcpy(&h, &v, 2); return h;
+}
+"""
+
 _RAW_PRELUDE = r"""
 struct ember_dim3 { unsigned x = 0, y = 0, z = 0; };
 static thread_local ember_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static std::barrier<>* ember_bar = nullptr;
 #define __global__
-#define __device__
-#define __forceinline__ inline
 #define __shared__ static
 #define __restrict__
 inline void __syncthreads() { ember_bar->arrive_and_wait(); }
-inline float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
-inline float ember_h2f(unsigned short h) { float16 v; std::memcpy(&v, &h, 2); return (float)v; }
-inline unsigned short ember_f2h(float f) {
-  float16 v = (float16)f; unsigned short h; std::memcpy(&h, &v, 2); return h;
-}
 """
 
 _PTX = [
@@ -117,6 +125,13 @@ _PTX = [
         r"\1 = ember_f2h(\2);",
     ),  # fmt: skip
 ]
+
+
+def _ptx(src: str) -> str:
+    """``src`` with the PTX conversions ember uses mapped to C++."""
+    for pat, rep in _PTX:
+        src = pat.sub(rep, src)
+    return src
 
 
 def _ctype(dt: np.dtype) -> str:
@@ -195,9 +210,9 @@ class ElementwiseKernel:
         self.calls = 0
 
     def _source(self, in_types, out_types, types, scalar_in) -> str:
-        lines = [_PRELUDE]
+        lines = [_PRELUDE, _DEVICE_PRELUDE]
         lines += [f"typedef {_ctype(dt)} {c};" for c, dt in sorted(types.items())]
-        lines.append(self.preamble)
+        lines.append(_ptx(self.preamble))
         lines.append(
             'extern "C" void ember_kernel(long long n, void** a, const double* sf, '
             "const long long* si) {"
@@ -346,9 +361,7 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
-        src = code
-        for pat, rep in _PTX:
-            src = pat.sub(rep, src)
+        src = _ptx(code)
         call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
         launcher = string.Template(r"""
 extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
@@ -367,7 +380,7 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
   for (auto& th : threads) th.join();
 }
 """).substitute(name=name, call=call)
-        self._lib = _emulator._compile(_PRELUDE + _RAW_PRELUDE + src + launcher)
+        self._lib = _emulator._compile(_PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + src + launcher)
         self.calls = 0
 
     def __call__(self, grid, block, args, **kwargs):

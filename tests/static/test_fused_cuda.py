@@ -19,7 +19,7 @@ from ember.ops import elementwise as ew
 from ember.static import Graph
 from ember.static.passes import elementwise_fusion
 from ember.static.passes.fuse import FusedElementwise
-from ember.static.passes.fused_renderers import cuda_source
+from ember.static.passes.fused_renderers import cuda_preamble, cuda_source
 
 SHAPE = (64,)
 F32, F64, B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(bool)
@@ -120,17 +120,29 @@ def _inputs(in_dtypes, rng):
 
 
 def _host_library(tmp_path, kernels):
-    """Compile each kernel's operation into ``void name(ptrs..., out, n)`` with g++."""
+    """Compile each kernel's operation into ``void name(ptrs..., out, n)`` with g++. 16-bit
+    values travel as their uint16 bits, converted by every 16-bit kind's functions (the
+    kernels' preambles, ``cuda_preamble``), with the fake CuPy's C++ stand-ins for the CUDA
+    intrinsics and PTX conversions they use."""
+    from tests._fakecupy._kernels import _DEVICE_PRELUDE, _ptx
+
     lines = [
         "#include <cmath>",
+        "#include <cstring>",
+        "typedef _Float16 float16;",
         "using std::exp; using std::log; using std::sqrt; using std::tanh; using std::fabs;",
         "using std::pow;",
-        "static inline double __longlong_as_double(long long b) {",
-        "  double d; __builtin_memcpy(&d, &b, 8); return d; }",
+        _DEVICE_PRELUDE,
+        _ptx(cuda_preamble(["float16"], "bfloat16")),
     ]
     for name, (ins, outs, op) in kernels.items():
         params = [p.split() for p in ins.split(", ")]
-        ctype = {"float32": "float", "float64": "double", "bool": "bool"}
+        ctype = {
+            "float32": "float",
+            "float64": "double",
+            "bool": "bool",
+            "uint16": "unsigned short",
+        }
         args = ", ".join(f"const {ctype[t]}* p{n}" for t, n in params)
         otype = ctype[outs.split()[0]]
         loads = " ".join(f"const {ctype[t]} {n} = p{n}[i];" for t, n in params)

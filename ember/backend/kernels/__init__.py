@@ -74,6 +74,44 @@ def cached(key: tuple, build):
     return k
 
 
+# float16 / bfloat16 bits (``unsigned short``) <-> float as CUDA device functions, one pair per
+# kind with the kind in its name, so that one source may convert both: float16 with PTX
+# conversions (as cuda_fp16.hpp does), bfloat16 as the high half of a float32 (round to nearest
+# even, a NaN stays a quiet NaN). No CUDA headers needed.
+_HALF_IO = {
+    "f16": (
+        "__device__ __forceinline__ float ember_ld_f16(unsigned short v) {\n"
+        '  float f; asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(v)); return f;\n'
+        "}\n"
+        "__device__ __forceinline__ unsigned short ember_st_f16(float v) {\n"
+        '  unsigned short h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h) : "f"(v)); return h;\n'
+        "}\n"
+    ),
+    "bf16": (
+        "__device__ __forceinline__ float ember_ld_bf16(unsigned short v) {\n"
+        "  return __uint_as_float(((unsigned int)v) << 16);\n"
+        "}\n"
+        "__device__ __forceinline__ unsigned short ember_st_bf16(float v) {\n"
+        "  unsigned int u = __float_as_uint(v);\n"
+        "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
+        "  u += 0x7fffu + ((u >> 16) & 1u);\n"
+        "  return (unsigned short)(u >> 16);\n"
+        "}\n"
+    ),
+}
+
+
+def half_io(kind: str) -> str:
+    """CUDA source of ``ember_ld_<kind>`` (16-bit storage bits, ``unsigned short``, to float)
+    and ``ember_st_<kind>`` (float to bits, rounded to nearest even) for the storage kind
+    'f16' or 'bf16' (``storage_kind``). The names differ per kind: a source may hold both.
+
+    >>> "ember_st_bf16" in half_io("bf16") and "cvt.rn.f16.f32" in half_io("f16")
+    True
+    """
+    return _HALF_IO[kind]
+
+
 def raw_view(xp, a):
     """``a`` as the array a RawKernel source reads: 16-bit floats as their uint16 bits."""
     if a.dtype.itemsize == 2:
@@ -91,6 +129,15 @@ def clear() -> None:
 
 _caches.register("CUDA kernels", clear, _cache.__len__)
 
-__all__ = ["fused", "served", "acc_ctype", "acc_dtype", "storage_kind", "cached", "raw_view"]
+__all__ = [
+    "fused",
+    "served",
+    "acc_ctype",
+    "acc_dtype",
+    "storage_kind",
+    "cached",
+    "raw_view",
+    "half_io",
+]
 
 from . import optim  # noqa: E402, F401  (registers the optimizers' overrides)

@@ -21,11 +21,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cached, fused, raw_view, served, storage_kind
+from . import cached, fused, half_io, raw_view, served, storage_kind
 
 BLOCK = 256  # threads per row (a power of two)
 
-# Loads and stores of one storage kind, converting to and from the accumulation type ``A``.
+# Loads and stores of one storage kind, converting to and from the accumulation type ``A``
+# (16-bit kinds through the shared ``half_io`` conversions).
+_HALF_LD_ST = (
+    "typedef unsigned short ST;\n"
+    "{io}"
+    "__device__ __forceinline__ A ld(ST v) {{ return ember_ld_{kind}(v); }}\n"
+    "__device__ __forceinline__ ST st(A v) {{ return ember_st_{kind}(v); }}\n"
+)
 _IO = {
     "f32": (
         "float",
@@ -39,31 +46,7 @@ _IO = {
         "__device__ __forceinline__ A ld(ST v) { return v; }\n"
         "__device__ __forceinline__ ST st(A v) { return v; }\n",
     ),
-    # float16 bits <-> float with PTX conversions (as cuda_fp16.hpp does), no headers needed
-    "f16": (
-        "float",
-        "typedef unsigned short ST;\n"
-        "__device__ __forceinline__ A ld(ST v) {\n"
-        '  float f; asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(v)); return f;\n'
-        "}\n"
-        "__device__ __forceinline__ ST st(A v) {\n"
-        '  unsigned short h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h) : "f"(v)); return h;\n'
-        "}\n",
-    ),
-    # bfloat16 is the high half of a float32; round to nearest even, NaN stays a quiet NaN
-    "bf16": (
-        "float",
-        "typedef unsigned short ST;\n"
-        "__device__ __forceinline__ A ld(ST v) {\n"
-        "  return __uint_as_float(((unsigned int)v) << 16);\n"
-        "}\n"
-        "__device__ __forceinline__ ST st(A v) {\n"
-        "  unsigned int u = __float_as_uint(v);\n"
-        "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ST)((u >> 16) | 0x40u);\n"
-        "  u += 0x7fffu + ((u >> 16) & 1u);\n"
-        "  return (ST)(u >> 16);\n"
-        "}\n",
-    ),
+    **{k: ("float", _HALF_LD_ST.format(io=half_io(k), kind=k)) for k in ("f16", "bf16")},
 }
 
 # Block reductions: every thread passes its value and gets the block's result. ``red`` holds

@@ -2,20 +2,31 @@
 
 A group is a root elementwise node and the elementwise nodes feeding it whose values nothing
 outside the group reads (not an output, not stored, no other consumer), all with the root's
-shape and floating dtype; an op fuses when it declares its scalar expression (``op.scalar``,
-see ``ember.ops.elementwise.kinds``). The fused node takes the group's outside inputs (which
-may broadcast: a bias row, a 0-d constant) and runs the group's ops as a small program, each
-form rendered from the ops' own expressions and forwards by ``fused_renderers``:
+shape and floating dtype (float16, bfloat16, float32 or float64); an op fuses when it declares
+its scalar expression (``op.scalar``, see ``ember.ops.elementwise.kinds``), its inputs are
+floats or bools, and, for a ``Cast``, it converts a float or bool into the float dtype (not
+float64 into a 16-bit one: the kernel's float arithmetic would round twice). The fused node
+takes the group's outside inputs (which may broadcast: a bias row, a 0-d constant) and runs the
+group's ops as a small program, each form rendered from the ops' own expressions and forwards
+by ``fused_renderers``:
 
 - with numba installed (the ``jit`` extra), as one compiled loop over the elements (see
   ``_jit``: compiled in the background and cached on disk; until it is ready, the NumPy path);
+  numba has no float16 / bfloat16, so those programs always take the NumPy path;
 - otherwise with each op's forward writing into preallocated buffers (``out=``), reusing a
   buffer as soon as the value in it is dead, so a chain of *n* ops allocates one array, not *n*;
+  op by op, so a 16-bit program rounds after each op, as the unfused graph does;
 - on cuda (CuPy), as one ``cupy.ElementwiseKernel`` generated from the same program as CUDA C
   (``cuda_source``): one launch and one pass over memory instead of *n*; CuPy compiles it once
   per source and caches it on disk. Same operations as the NumPy path (NaN-propagating
   max/min/clamp/relu, float constants of the output's type); the GPU may contract a multiply
-  and an add into one FMA, so results can differ from NumPy's in the last bit.
+  and an add into one FMA, so results can differ from NumPy's in the last bit. float16 and
+  bfloat16 arrays go in and out as their ``uint16`` bits (``raw_view``): the kernel widens them
+  to float on load, computes in float and rounds once at the store (as PyTorch's inductor
+  does), so a 16-bit result can differ from the op-by-op one by a unit in the last place or
+  so (it skips the intermediate roundings). A ``Cast`` into a 16-bit dtype still rounds.
+
+With numba, one large float32 / float64 op alone becomes a kernel too (``SINGLE_MIN``).
 
 Nodes are not moved across an op that writes state while the graph runs (an optimizer update).
 
@@ -45,6 +56,8 @@ from ... import _caches
 from ...backend import overrides
 from ...backend.arrays import writeable
 from ...backend.kernels import fused as _fused
+from ...backend.kernels import raw_view
+from ...dtypes import FLOAT_DTYPES
 from ...ops import elementwise as ew
 from ...ops.base import Op, Spec
 from ...ops.linalg import MatMul
@@ -52,9 +65,18 @@ from ..dims import has_dims
 from ..ir import Assign, Graph
 from . import _jit
 from ._util import clone, consumers, has_side_effects, is_known_shape, roots, stored
-from .fused_renderers import CTYPES, CUDA_INPUTS, cuda_source, numba_source, numpy_steps, text
+from .fused_renderers import (
+    CTYPES,
+    CUDA_INPUTS,
+    cuda_preamble,
+    cuda_source,
+    numba_source,
+    numpy_steps,
+    text,
+)
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = frozenset(d.np for d in FLOAT_DTYPES)  # float16, bfloat16, float32, float64
+_F64 = np.dtype(np.float64)
 SINGLE_MIN = 1 << 16  # with numba, a lone elementwise op this large becomes a kernel too
 
 
@@ -84,8 +106,9 @@ def fusable(node) -> bool:
         return False
     if has_dims(op):
         return False
-    if t is ew.Cast:  # casts into the float dtype only, from floats or bools
-        return node.inputs[0].dtype.kind in "fb"
+    if t is ew.Cast:  # casts into the float dtype only, from floats or bools; into a 16-bit
+        src = node.inputs[0].dtype  # float not from float64 (CUDA would round it twice)
+        return (src in _FLOATS or src.kind == "b") and not (out.dtype.itemsize == 2 and src == _F64)
     return all(x.dtype in _FLOATS or x.dtype.kind == "b" for x in node.inputs)
 
 
@@ -141,7 +164,9 @@ class FusedElementwise(Op):
         return vals[-1]
 
     def _run_cupy(self, xp, inputs):
-        """One generated ``ElementwiseKernel`` (see ``cuda_source``), or NotImplemented."""
+        """One generated ``ElementwiseKernel`` (see ``cuda_source``), or NotImplemented.
+        float16 / bfloat16 arrays are passed as their ``uint16`` bits (``raw_view``); a reused
+        input's view is passed as the output too, so the kernel writes that array's memory."""
         names = tuple(a.dtype.name for a in inputs)
         if any(d not in CUDA_INPUTS for d in names):
             return NotImplemented
@@ -149,7 +174,10 @@ class FusedElementwise(Op):
         k = _CUPY_KERNELS.get(key)
         if k is None:
             ins, outs, op = cuda_source(self.program, names, self.dtype)
-            k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(ins, outs, op, "ember_fused")
+            k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(
+                ins, outs, op, "ember_fused", preamble=cuda_preamble(names, self.dtype)
+            )
+        args = [raw_view(xp, a) for a in inputs]
         out = None
         if self.reuse >= 0:  # an input that dies here (memory.reuse_buffers): write into it
             a = inputs[self.reuse]
@@ -162,7 +190,9 @@ class FusedElementwise(Op):
                 out = a
         if out is None:
             out = xp.empty(self.shape, self.dtype)
-        k(*inputs, out)
+            k(*args, raw_view(xp, out))
+        else:  # the reused input's own view is the output: one array, the same memory
+            k(*args, args[self.reuse])
         return out
 
     def _out_buffer(self, inputs):
@@ -256,8 +286,9 @@ class FusedElementwise(Op):
 
 @overrides.register(FusedElementwise, "cpu")
 def _fused_cpu(op: FusedElementwise, xp, *inputs):
-    """One numba loop once its kernel is compiled; meanwhile NumPy ``out=`` steps into buffers
-    that die within the program (and the reusable input's)."""
+    """One numba loop once its kernel is compiled; meanwhile (and for float16 / bfloat16, which
+    numba lacks) NumPy ``out=`` steps into buffers that die within the program (and the
+    reusable input's)."""
     k = op._kernel
     if k is None:
         k = op._request_kernel(inputs)
@@ -268,7 +299,8 @@ def _fused_cpu(op: FusedElementwise, xp, *inputs):
 
 @overrides.register(FusedElementwise, "cuda")
 def _fused_cuda(op: FusedElementwise, xp, *inputs):
-    """One generated CUDA ``ElementwiseKernel`` for the whole program."""
+    """One generated CUDA ``ElementwiseKernel`` for the whole program (float16, bfloat16,
+    float32 or float64 output; see ``FusedElementwise._run_cupy``)."""
     if op.dtype not in CTYPES or not _fused(xp):
         return NotImplemented
     return op._run_cupy(xp, inputs)
@@ -316,7 +348,9 @@ def elementwise_fusion(graph: Graph) -> Graph:
                         continue
                     members[x.id] = x.node
                     grew = True
-        if len(members) < 2 and not (big and math.prod(out.shape) >= SINGLE_MIN):
+        if len(members) < 2 and not (
+            big and out.dtype.name in _jit.NUMBA_TYPES and math.prod(out.shape) >= SINGLE_MIN
+        ):
             continue
         assigned.update(members)
         groups.append((root, sorted(members.values(), key=lambda n: pos[n.output.id])))

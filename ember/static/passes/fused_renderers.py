@@ -6,6 +6,14 @@ inputs ``x``, ``y``, ``z``; see ``ember.ops.elementwise.kinds``) is parsed once 
 either language, and the NumPy steps run the op's own ``forward`` into a buffer. Where numba
 and CUDA C spell a function differently, ``FUNCTIONS`` holds both spellings.
 
+Dtypes: numba kernels are made for the dtypes numba has (``_jit.NUMBA_TYPES``: no float16 or
+bfloat16; those programs take the NumPy steps, op by op as unfused, each rounding to the
+dtype). CUDA kernels take float16, bfloat16, float32, float64 and bool inputs into a float
+output: float64 programs compute in double, the others in float; 16-bit values travel as their
+``uint16`` bits, are widened to float on load and rounded once at the store (``cuda_source``,
+with the conversions of ``ember.backend.kernels.half_io`` as the kernel's preamble), so a
+fused bfloat16 chain keeps float intermediates, as PyTorch's inductor does.
+
 >>> from ember.ops.elementwise import ADD, Relu
 >>> numba_expression(Relu(), ["a0"], lambda v: "c0", "float32")
 'c0 if (a0 <= c0) else a0'
@@ -24,11 +32,13 @@ import re
 
 import numpy as np
 
+from ...backend.kernels import half_io
 from ...ops.elementwise.kinds import substitute
 from . import _jit
 
 # function in a scalar expression -> (numba spelling, CUDA C spelling); ``cast`` converts to
-# the output dtype, whose names are filled in.
+# the output dtype, whose names are filled in (in CUDA C, a cast to a 16-bit dtype rounds the
+# float to it and back: the value a cast gives, in the float arithmetic).
 FUNCTIONS = {
     "exp": ("np.exp", "exp"),
     "log": ("np.log", "log"),
@@ -37,8 +47,13 @@ FUNCTIONS = {
     "abs": ("np.abs", "fabs"),
     "cast": ("np.{dtype}", "({ctype})"),
 }
-CTYPES = {"float32": "float", "float64": "double"}  # output dtypes a CUDA kernel is made for
-CUDA_INPUTS = {"float32", "float64", "bool"}
+# output dtypes a CUDA kernel is made for -> the C type its arithmetic runs in (float for the
+# 16-bit ones, as PyTorch's inductor and CuPy's own half-precision ufuncs do)
+CTYPES = {"float16": "float", "bfloat16": "float", "float32": "float", "float64": "double"}
+CUDA_INPUTS = {"float16", "bfloat16", "float32", "float64", "bool"}
+# 16-bit dtypes travel as their uint16 bits (``ember.backend.kernels.raw_view``), converted by
+# ``half_io``'s functions of the storage kind
+HALF = {"float16": "f16", "bfloat16": "bf16"}
 _ARGS = "xyz"
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -89,6 +104,9 @@ class _Printer:
         if isinstance(node, ast.Call):
             fn = FUNCTIONS[node.func.id][c].format(dtype=self.dtype, ctype=CTYPES.get(self.dtype))
             if node.func.id == "cast" and c:
+                kind = HALF.get(self.dtype)
+                if kind is not None:  # round to the 16-bit dtype, as the cast does
+                    return f"ember_ld_{kind}(ember_st_{kind}({self(node.args[0])}))"
                 return fn + self.child(node.args[0])
             return f"{fn}({', '.join(self(a) for a in node.args)})"
         raise ValueError(f"{type(self.op).__name__}.scalar: can't render {ast.dump(node)}")
@@ -142,7 +160,10 @@ def _c_literal(value: float, ctype: str) -> str:
 def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
     """``(in_params, out_params, operation)`` of a ``cupy.ElementwiseKernel`` running
     ``program`` (see ``FusedElementwise``) on inputs of ``in_dtypes`` into an output of
-    ``dtype``; the kernel broadcasts its inputs as CuPy does.
+    ``dtype``; the kernel broadcasts its inputs as CuPy does. The arithmetic runs in
+    ``CTYPES[dtype]``. A float16 / bfloat16 input or output is a ``uint16`` parameter (the
+    caller passes ``raw_view``s): each such input is converted to float once, at the top, and
+    the result rounded once, at the store; the conversions are ``cuda_preamble``'s.
 
     >>> from ember.ops.elementwise import ADD, Relu
     >>> ins, outs, op = cuda_source(((ADD, (0, 1)), (Relu(), (2,))), ["float32"] * 2, "float32")
@@ -152,20 +173,48 @@ def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
     float t0 = x0 + x1;
     float t1 = (t0 <= ((float)0.0)) ? ((float)0.0) : t0;
     out = t1;
+    >>> ins, outs, op = cuda_source(((ADD, (0, 1)),), ["bfloat16", "float32"], "bfloat16")
+    >>> ins, outs
+    ('uint16 x0, float32 x1', 'uint16 out')
+    >>> print(op)
+    float a0 = ember_ld_bf16(x0);
+    float t0 = a0 + x1;
+    out = ember_st_bf16(t0);
     """
     n = len(in_dtypes)
+    names_in = [np.dtype(d).name for d in in_dtypes]
     ctype = CTYPES[dtype]
 
     def c(value):
         return _c_literal(value, ctype)
 
     lines = []
+    loaded = {}
+    for i, d in enumerate(names_in):
+        if d in HALF:
+            loaded[i] = f"a{i}"
+            lines.append(f"float a{i} = ember_ld_{HALF[d]}(x{i});")
     for j, (op, args) in enumerate(program):
-        names = [f"x{a}" if a < n else f"t{a - n}" for a in args]
+        names = [loaded.get(a, f"x{a}") if a < n else f"t{a - n}" for a in args]
         lines.append(f"{ctype} t{j} = {c_expression(op, names, c, dtype)};")
-    lines.append(f"out = t{len(program) - 1};")
-    ins = ", ".join(f"{np.dtype(d).name} x{i}" for i, d in enumerate(in_dtypes))
-    return ins, f"{dtype} out", "\n".join(lines)
+    last = f"t{len(program) - 1}"
+    lines.append(f"out = ember_st_{HALF[dtype]}({last});" if dtype in HALF else f"out = {last};")
+    ins = ", ".join(f"{'uint16' if d in HALF else d} x{i}" for i, d in enumerate(names_in))
+    return ins, f"{'uint16' if dtype in HALF else dtype} out", "\n".join(lines)
+
+
+def cuda_preamble(in_dtypes, dtype: str) -> str:
+    """The ``preamble`` of ``cuda_source``'s kernel: the conversions of each 16-bit dtype
+    among the inputs and the output (``ember.backend.kernels.half_io``); empty without one.
+
+    >>> cuda_preamble(["float32"], "float32")
+    ''
+    >>> src = cuda_preamble(["float16", "bool"], "bfloat16")
+    >>> "ember_ld_f16" in src and "ember_st_bf16" in src and "ember_st_f16" in src
+    True
+    """
+    names = {np.dtype(d).name for d in in_dtypes} | {np.dtype(dtype).name}
+    return "".join(half_io(HALF[d]) for d in sorted(HALF) if d in names)
 
 
 # -- numba --------------------------------------------------------------------------------------
