@@ -102,6 +102,7 @@ class GradScaler:
     def _lazy_init(self, device) -> None:
         self._scale = _full(self._init_scale, _dt.float32, device)
         self._growth_tracker = _full(self._init_growth_tracker, _dt.int32, device)
+        self._skipped = _full(0.0, _dt.float32, device)  # the latest compiled step's flag
 
     def _check(self, funcname: str) -> tuple:
         fix = (
@@ -109,7 +110,7 @@ class GradScaler:
             "in the iteration."
         )
         if self._scale is None or self._growth_tracker is None:
-            raise RuntimeError(f"Attempted {funcname} but _scale is None.  " + fix)
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  " + fix)
         return self._scale, self._growth_tracker
 
     def scale(self, outputs):
@@ -199,14 +200,16 @@ class GradScaler:
         if st["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if not st["found_inf_per_device"]:
-            raise RuntimeError("No inf checks were recorded for this optimizer.")
+            raise AssertionError("No inf checks were recorded for this optimizer.")
         flags = list(st["found_inf_per_device"].values())
         found = flags[0]
         for f in flags[1:]:
             found = found + f.to(found.device)
         if _compiling():
             retval = _masked_step(optimizer, found, args, kwargs)
-            self._last_found_inf = found
+            with no_grad():
+                _write(self._skipped, (found > 0).float())
+            self._last_found_inf = self._skipped
         else:
             skipped = bool(found.sum().item())
             retval = None if skipped else optimizer.step(*args, **kwargs)
@@ -258,7 +261,7 @@ class GradScaler:
                     for f in s["found_inf_per_device"].values()
                 ]
                 if not flags:
-                    raise RuntimeError("No inf checks were recorded prior to update.")
+                    raise AssertionError("No inf checks were recorded prior to update.")
                 found = flags[0]
                 for f in flags[1:]:
                     found = found + f
@@ -399,7 +402,11 @@ class GradScaler:
     def _compile_tensors(self) -> list:
         if self._scale is None:
             return []
-        return [("_scale", self._scale), ("_growth_tracker", self._growth_tracker)]
+        return [
+            ("_scale", self._scale),
+            ("_growth_tracker", self._growth_tracker),
+            ("_skipped", self._skipped),
+        ]
 
     def _compile_signature(self) -> tuple:
         return (self._enabled, self._scale is None, self._growth_interval)
@@ -418,8 +425,16 @@ def _update_scale_(scale, tracker, found, growth, backoff, interval) -> None:
     grown = (scale.double() * growth).float()
     grown = ember.where(ember.isfinite(grown), grown, scale)
     backed = (scale.double() * backoff).float()
-    scale.copy_(ember.where(inf, backed, ember.where(grow, grown, scale)))
-    tracker.copy_(ember.where(inf | grow, ember.zeros_like(succ), succ))
+    _write(scale, ember.where(inf, backed, ember.where(grow, grown, scale)))
+    _write(tracker, ember.where(inf | grow, ember.zeros_like(succ), succ))
+
+
+def _write(t: Tensor, value: Tensor) -> None:
+    """``t[...] = value`` (a plain write when traced: ``copy_`` would read ``t``'s old value,
+    which may be inf after an overflowed step)."""
+    from ..functions.inplace import apply_inplace
+
+    apply_inplace(t, lambda _old: value, name="GradScaler")
 
 
 def _masked_step(optimizer, found: Tensor, args, kwargs):
@@ -445,7 +460,7 @@ def _masked_step(optimizer, found: Tensor, args, kwargs):
     with no_grad():
         skip = found > 0
         for t, old in saved:
-            t.copy_(ember.where(skip, old, t))
+            _write(t, ember.where(skip, old, t))
     return retval
 
 
