@@ -21,6 +21,7 @@ TRAIN_DEFAULTS = {
     "scheduler": "cosine",
     "device": "cpu",
     "compile": False,
+    "amp": False,
     "workers": 0,
     "seed": 0,
     "augment": None,  # decided by the data: on for CIFAR-10 and image folders
@@ -127,6 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--compile",
         action=argparse.BooleanOptionalAction,
         help="compile the training step with ember.compile (default off)",
+    )
+    train.add_argument(
+        "--amp",
+        nargs="?",
+        const=True,
+        choices=[True, "bfloat16", "float16"],
+        type=lambda v: v,
+        help="mixed precision: bfloat16 autocast on the CPU, float16 + GradScaler on a GPU; "
+        "--amp bfloat16 / float16 chooses (default off; see docs/amp.md)",
     )
     train.add_argument(
         "--augment",

@@ -76,6 +76,7 @@ def run_train(args: argparse.Namespace) -> int:
         scheduler_interval="step" if per_step else "epoch",
         device=device,
         compile=config["compile"],
+        amp=config.get("amp", False),
         out_dir=out,
         verbose=0 if args.quiet else 1,
         input_bound_hint="raise --workers (now {workers})",
@@ -174,8 +175,15 @@ def _header(config, info, train_set, test_set, device, out, trainer) -> str:
         f"ember train: {c['model']} on {info.name} ({len(train_set):,} train / "
         f"{len(test_set):,} test images, {info.in_channels}x{h}x{w}, {info.num_classes} classes)"
         f", {c['epochs']} epochs, {c['optimizer']} lr {c['lr']:g}, batch {c['batch_size']}, "
-        f"{device}{', compiled' if c['compile'] else ''}{resumed} -> {out}"
+        f"{device}{', compiled' if c['compile'] else ''}{_amp_note(c)}{resumed} -> {out}"
     )
+
+
+def _amp_note(config) -> str:
+    amp = config.get("amp")
+    if not amp:
+        return ""
+    return ", amp" if amp is True else f", amp {amp}"
 
 
 def _result_line(history: dict, seconds: float, out: Path) -> str:

@@ -32,15 +32,60 @@ class TrainerSteps:
                 stats.append((out.topk(k, 1).indices == y.unsqueeze(1)).sum())
         return tuple(stats)
 
-    def _eager_train(self, x, y):
-        opt = self.optimizer
-        opt.zero_grad()
-        out = self.model(x)
-        loss = self.loss_fn(out, y)
-        loss.backward()
+    def _autocast(self):
+        """The step's autocast region (``amp=``; a disabled region without it)."""
+        from ..amp import autocast
+
+        dev = self._amp_device()
+        return autocast(dev, dtype=self.amp_dtype, enabled=self.amp_dtype is not None)
+
+    def _amp_device(self) -> str:
+        p = next(iter(self.model.parameters()), None)
+        return p.device.type if p is not None else "cpu"
+
+    def _setup_amp(self, amp) -> None:
+        """``amp``: False/None (float32), True (bfloat16 on the CPU, float16 with a GradScaler
+        on cuda), or a dtype name ('bfloat16', 'float16')."""
+        from .. import dtypes as _dt
+        from ..amp import GradScaler
+
+        self.amp_dtype = None
+        self.scaler = None
+        if not amp:
+            return
+        dev = self._amp_device()
+        if amp is True or amp == "auto":
+            dtype = _dt.float16 if dev == "cuda" else _dt.bfloat16
+        else:
+            dtype = _dt.to_dtype(amp)
+        if dtype not in (_dt.bfloat16, _dt.float16):
+            raise EmberError(f"Trainer: amp must be bfloat16 or float16, got {dtype}")
+        self.amp_dtype = dtype
+        if dtype is _dt.float16:
+            self.scaler = GradScaler(dev)
+
+    def _backward_step(self, loss) -> None:
+        """backward, clipping and the optimizer step (through the GradScaler with float16)."""
+        opt, scaler = self.optimizer, self.scaler
+        if scaler is None:
+            loss.backward()
+            if self.clip_grad_norm is not None:
+                self._clip()
+            opt.step()
+            return
+        scaler.scale(loss).backward()
         if self.clip_grad_norm is not None:
+            scaler.unscale_(opt)
             self._clip()
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
+
+    def _eager_train(self, x, y):
+        self.optimizer.zero_grad()
+        with self._autocast():
+            out = self.model(x)
+            loss = self.loss_fn(out, y)
+        self._backward_step(loss)
         return loss, self._eager_stats(out, y)
 
     def _eager_stats(self, out, y) -> tuple:
@@ -62,8 +107,10 @@ class TrainerSteps:
         clip_grad_norm_(self._params, self.clip_grad_norm)
 
     def _eager_eval(self, x, y):
-        out = self.model(x)
-        return self.loss_fn(out, y), self._eager_stats(out, y)
+        with self._autocast():
+            out = self.model(x)
+            loss = self.loss_fn(out, y)
+        return loss, self._eager_stats(out, y)
 
     def _setup_compile(self) -> None:
         if not self.compile or self._compiled is not None:
@@ -80,17 +127,17 @@ class TrainerSteps:
 
         def train_step(x, y):
             opt.zero_grad()
-            out = model(x)
-            loss = loss_fn(out, y)
-            loss.backward()
-            if trainer.clip_grad_norm is not None:
-                trainer._clip()
-            opt.step()
+            with trainer._autocast():
+                out = model(x)
+                loss = loss_fn(out, y)
+            trainer._backward_step(loss)
             return loss, stats(out, y)
 
         def eval_step(x, y):
-            out = model(x)
-            return loss_fn(out, y), stats(out, y)
+            with trainer._autocast():
+                out = model(x)
+                loss = loss_fn(out, y)
+            return loss, stats(out, y)
 
         compiled_train = ember_compile(train_step, name="train_step", verbose=False)
         compiled_eval = ember_compile(eval_step, name="eval_step", verbose=False)

@@ -99,6 +99,9 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
       ``OneCycleLR``); ``ReduceLROnPlateau`` is stepped per epoch with ``scheduler_monitor``
       (default ``'test_loss'``, ``'train_loss'`` without an evaluation loader).
     - ``device``: where the model is moved and each batch is sent (default: leave them be).
+    - ``amp``: mixed precision (``docs/amp.md``): True runs forward and loss under
+      ``ember.autocast`` in bfloat16 on the CPU, float16 with a ``GradScaler`` on cuda;
+      'bfloat16' / 'float16' choose. ``scaler`` is the GradScaler (or None).
     - ``compile``: run the whole training step (forward, backward, optimizer step) and the
       evaluation forward as ``ember.compile`` graphs; a step that cannot be traced falls back to
       eager mode with a warning.
@@ -139,6 +142,7 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         scheduler_monitor: str = "test_loss",
         device=None,
         compile: bool = False,  # noqa: A002
+        amp: bool | str = False,
         topk: Sequence[int] = (),
         clip_grad_norm: float | None = None,
         callbacks: Sequence[Callback] = (),
@@ -181,6 +185,7 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         self.out_dir = Path(out_dir) if out_dir is not None else None
         if device is not None:
             model.to(device)
+        self._setup_amp(amp)
 
         cbs = list(callbacks)
         if self.out_dir is not None:
@@ -250,6 +255,7 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
             "num_workers": getattr(self.train_loader, "num_workers", 0),
             "scheduler": type(self.scheduler).__name__ if self.scheduler is not None else None,
             "compile": self.compile,
+            "amp": self.amp_dtype.name if self.amp_dtype is not None else None,
             "device": str(self.device) if self.device is not None else None,
         }
         return {k: v for k, v in out.items() if v is not None}
