@@ -160,6 +160,26 @@ def _capture_patches(cp, keep: list):
         yield
 
 
+def _where(error: BaseException) -> str:
+    """`` (op NAME, in ember/path.py:LINE)``: the innermost op running and frame of ember's own
+    code when ``error`` was raised (where a step did what a capture refuses), or empty."""
+    import traceback
+
+    from ..ops.base import Op
+
+    op, here = None, None
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        path = frame.f_code.co_filename.replace("\\", "/")
+        if "/ember/" not in path or path.endswith("/ember/static/cuda_graph.py"):
+            continue
+        here = f"ember/{path.rsplit('/ember/', 1)[1]}:{line}"
+        if isinstance(frame.f_locals.get("op"), Op):
+            op = frame.f_locals["op"].name
+    if here is None:
+        return ""
+    return f" (op {op}, in {here})" if op else f" (in {here})"
+
+
 class Runner:
     """Runs one trace (``compile._Entry``) of a cuda step through a CUDA graph (see the module
     docstring); ``entry.run`` is the path without a graph."""
@@ -202,7 +222,7 @@ class Runner:
                     self._capture_now(cp, feeds)
                 except Exception as e:  # noqa: BLE001 - any failure: run without a graph
                     self._reset()
-                    self.disabled = f"capture failed: {type(e).__name__}: {e}"
+                    self.disabled = f"capture failed: {type(e).__name__}: {e}{_where(e)}"
                     self._warn()
                     return entry.run(tensors)
             else:

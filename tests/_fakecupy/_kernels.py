@@ -412,7 +412,7 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         ptrs = (ctypes.c_void_p * max(len(holders), 1))(*[ctypes.addressof(h) for h in holders])
         g, b = int(grid[0]), int(block[0])
 
-        def launch():
+        def launch(keep=holders):  # a replay reads the arguments again: keep them alive
             self._lib.ember_launch(ctypes.c_uint(g), ctypes.c_uint(b), ptrs)
 
         for a in args:

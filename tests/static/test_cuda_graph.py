@@ -12,6 +12,8 @@ marked ``gpu`` at the end run there.
 
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 
@@ -228,6 +230,29 @@ def test_capture_failure_falls_back_once(gpu, monkeypatch):
             np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
     p = next(iter(m_graph.parameters()))
     assert o_graph.state[p]["step"].item() == 4  # a failed capture runs nothing
+
+
+def test_capture_failure_names_where_the_step_read_the_device(gpu, monkeypatch):
+    """An op that copies device data to the host while the step is captured: the warning
+    names CuPy's refusal and the ember frame that ran the op."""
+    from ember.ops.elementwise import Relu
+
+    relu = Relu.forward
+
+    def reads_the_host(self, xp, x):
+        float(x.sum())  # a device-to-host copy, refused while capturing
+        return relu(self, xp, x)
+
+    monkeypatch.setattr(Relu, "forward", reads_the_host)
+    x, y = _data()
+    model = _net()
+    compiled = ember.compile(_step_fn(model, ember.optim.SGD(model.parameters(), lr=0.1)))
+    with pytest.warns(RuntimeWarning) as caught:
+        for _ in range(3):
+            compiled(x, y)
+    message = str(caught[0].message)
+    assert "capture failed: RuntimeError: " in message, message
+    assert re.search(r"\(op Relu, in ember/[a-z/_]+\.py:\d+\)$", message), message
 
 
 class _AdamRuns:
