@@ -6,6 +6,8 @@ outside the backend touches them directly):
 
 - ``strided_view``: NumPy's ``as_strided`` takes ``writeable=``, CuPy's does not;
 - ``scatter_add``: NumPy's ``add.at`` serves every dtype, CuPy's only some;
+- ``sum_at``: NumPy's weighted ``bincount``; CuPy's synchronizes (a host check), so a
+  scatter-add;
 - ``assign``: a copy that casts like a C cast (``casting='unsafe'``, which ``cupy.clip`` and
   friends do not take);
 - ``empty_pinned``: page-locked host memory (``cupyx``);
@@ -92,6 +94,22 @@ def scatter_add(a, index, values) -> None:
         assign(a, wide != 0 if a.dtype == np.bool_ else wide)
     else:
         raise TypeError(f"scatter_add: no GPU scatter-add for dtype {a.dtype}")
+
+
+def sum_at(positions, weights, size: int):
+    """Sums of ``weights`` per position in ``[0, size)``: NumPy's ``bincount(positions,
+    weights, minlength=size)`` in the weights' dtype. CuPy's ``bincount`` checks for negative
+    positions on the host (a synchronization, refused while a stream captures), so on a GPU
+    it is a scatter-add into zeros.
+
+    >>> sum_at(np.array([0, 2, 2]), np.ones(3, np.float32), 4).tolist()
+    [1.0, 0.0, 2.0, 0.0]
+    """
+    if _is_numpy(positions):
+        return np.bincount(positions, weights=weights, minlength=size).astype(weights.dtype)
+    out = _cuda.xp().zeros(size, dtype=weights.dtype)
+    scatter_add(out, (positions,), weights)
+    return out
 
 
 def assign(out, value) -> None:
@@ -308,6 +326,7 @@ def _bf16_through_float32(fn):
 
 
 __all__ = [
+    "sum_at",
     "strided_view",
     "scatter_add",
     "assign",

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._config import state
 from .._errors import ShapeError
-from ..backend.arrays import may_hold, strided_view
+from ..backend.arrays import may_hold, strided_view, sum_at
 from ..dtypes import is_float_np
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
@@ -224,7 +224,7 @@ class MaxPoolScatter(_PoolParams):
         arg, hp, wp = self.argmax(xp, x)
         flat = self.flat_positions(xp, x, arg, hp, wp).ravel()
         size = n * c * hp * wp
-        out = xp.bincount(flat, weights=g.ravel(), minlength=size).astype(g.dtype, copy=False)
+        out = sum_at(flat, g.ravel(), size)
         ph, pw = self.padding
         return out.reshape(n, c, hp, wp)[:, :, ph : ph + h, pw : pw + w]
 

@@ -27,7 +27,6 @@ _ALIASES = {
     "msort": lambda a: np.sort(a, axis=0),
     "asfarray": lambda a, dtype=np.float64: np.asarray(a, dtype=dtype),
 }
-# Functions whose output shape depends on the data: CuPy reads a count back (a synchronization).
 # functions that call cuBLAS, refused while a stream captures (manifest observed)
 _CUBLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}
 
@@ -37,8 +36,12 @@ def _refuse_cublas_in_capture() -> None:
         raise NotImplementedError(_manifest.OBSERVED["cublas_during_capture"]["message"])
 
 
+# Functions that read device data back on the host (a synchronization): those whose output shape
+# depends on the data (CuPy reads a count back), and bincount, which checks for negative values
+# with ``if (x < 0).any()`` (seen refused in a capture on an H100, 2026-11-26)
 _DATA_DEPENDENT = {"nonzero", "argwhere", "flatnonzero", "unique", "compress", "extract",
-                   "trim_zeros", "intersect1d", "union1d", "setdiff1d", "setxor1d"}  # fmt: skip
+                   "trim_zeros", "intersect1d", "union1d", "setdiff1d", "setxor1d",
+                   "bincount"}  # fmt: skip
 _CUPY_ONLY_KWARGS = ("blocking",)
 
 
