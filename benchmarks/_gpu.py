@@ -71,3 +71,35 @@ def best_per_step(runs: dict, syncs: dict, steps: int, repeats: int) -> dict:
     chunks = {name: chunked(step, syncs[name], steps) for name, step in runs.items()}
     best = best_of(chunks, repeats, 1)
     return {name: t / steps for name, t in best.items()}
+
+
+def check_losses(name: str, estep, tstep, tol: float, steps: int = 2) -> None:
+    """Exit unless ember's and PyTorch's first ``steps`` losses agree within ``tol``
+    (relative, absolute below 1)."""
+    for i in range(steps):
+        le, lt = float(estep().item()), float(tstep().item())
+        if not abs(le - lt) <= tol * max(abs(lt), 1.0):
+            raise SystemExit(f"{name} step {i}: ember loss {le}, torch {lt}: differ")
+
+
+def time_steps_against_torch(ember, tstep, estep, syncs: tuple, make_compiled, steps, repeats):
+    """``(best seconds per step by name, how the compiled step ran)``: PyTorch eager, ember
+    eager and, when ``make_compiled`` is given, ``ember.compile(make_compiled())`` after its
+    warm-up, capture and a replay ("CUDA graph" or "no graph", with any warning)."""
+    import warnings
+
+    esync, tsync = syncs
+    runs = {"torch eager": tstep, "ember eager": estep}
+    sync = {"torch eager": tsync, "ember eager": esync}
+    how = ""
+    if make_compiled is not None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cstep = ember.compile(make_compiled())
+            for _ in range(3):  # warm-up, capture, a replay
+                cstep()
+        runner = cstep._latest.runner
+        how = "no graph" if runner is None or runner.disabled else "CUDA graph"
+        how += "".join(f"; warning: {w.message}" for w in caught)
+        runs["ember compiled"], sync["ember compiled"] = cstep, esync
+    return best_per_step(runs, sync, steps, repeats), how

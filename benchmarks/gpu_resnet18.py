@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import best_per_step, gpu_args, require_device, synchronizers  # noqa: E402
+from _gpu import (  # noqa: E402
+    check_losses,
+    gpu_args,
+    require_device,
+    synchronizers,
+    time_steps_against_torch,
+)
 from _timing import profile, train_step  # noqa: E402
 
 CLASSES = 10
@@ -142,28 +147,18 @@ def main() -> None:
 
         tstep = build(torch, tmodel, data, dev, dtype_name)
         estep = build(ember, ember_model(), data, dev, dtype_name)
-        tol = 2e-2 if dtype_name == "float32" else 1e-1
-        for i in range(2):
-            le, lt = float(estep().item()), float(tstep().item())
-            if not abs(le - lt) <= tol * max(abs(lt), 1.0):
-                raise SystemExit(f"{dtype_name} step {i}: ember loss {le}, torch {lt}: differ")
-        runs = {"torch eager": tstep, "ember eager": estep}
-        syncs = {"torch eager": tsync, "ember eager": esync}
-        how = ""
+        check_losses(dtype_name, estep, tstep, 2e-2 if dtype_name == "float32" else 1e-1)
+        compiled = None
         if args.compiled:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                cstep = ember.compile(build(ember, ember_model(), data, dev, dtype_name))
-                for _ in range(3):  # warm-up, capture, a replay
-                    cstep()
-            runner = cstep._latest.runner
-            how = "no graph" if runner is None or runner.disabled else "CUDA graph"
-            how += "".join(f"; warning: {w.message}" for w in caught)
-            runs["ember compiled"] = cstep
-            syncs["ember compiled"] = esync
+
+            def compiled(dtype_name=dtype_name, ember_model=ember_model):
+                return build(ember, ember_model(), data, dev, dtype_name)
+
+        best, how = time_steps_against_torch(
+            ember, tstep, estep, (esync, tsync), compiled, args.steps, args.repeats
+        )
         if args.profile:
             profile(estep, args.steps, 25)
-        best = best_per_step(runs, syncs, args.steps, args.repeats)
         print(f"{dtype_name}:" + (f" (ember compiled: {how})" if how else ""))
         for key, t in best.items():
             print(f"  {key:>15}: {batch / t:9.1f} images/s ({t * 1e3:7.2f} ms/step)")

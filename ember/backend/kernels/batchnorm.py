@@ -53,22 +53,34 @@ __device__ __forceinline__ void merge(A& n, A& m, A& q, A nb, A mb, A qb) {
 }
 """
 
+# The elements of channel c that reduction block blockIdx.x reads: [start, end) of the channel's
+# rows * inner values (gridDim.x = nc * blocks per channel), and where value j of it lives.
+_CHUNK = """
+__device__ __forceinline__ void chunk(I rows, I inner, I nc, I per, I& c, I& start, I& end) {
+  I total = rows * inner;
+  I nblocks = gridDim.x / nc;
+  c = blockIdx.x / nblocks;
+  start = (blockIdx.x - c * nblocks) * per;
+  end = start + per < total ? start + per : total;
+}
+
+__device__ __forceinline__ I at(I j, I inner, I nc, I c) {
+  I r = j / inner;
+  return (r * nc + c) * inner + (j - r * inner);
+}
+"""
+
 _MOMENTS = """
 extern "C" __global__ void ember_bn_moments(const ST* x, A* part, long long rows_,
                                             long long inner_, long long nc_, long long per_) {
   __shared__ A sn[BLOCK];
   __shared__ A sm[BLOCK];
   __shared__ A sq[BLOCK];
-  I inner = (I)inner_, nc = (I)nc_, per = (I)per_;
-  I total = (I)rows_ * inner;
-  I nblocks = gridDim.x / nc;
-  I c = blockIdx.x / nblocks, p = blockIdx.x - c * nblocks;
-  I start = p * per;
-  I end = start + per < total ? start + per : total;
+  I inner = (I)inner_, nc = (I)nc_, c, start, end;
+  chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A n = 0, mean = 0, q = 0;
   for (I j = start + threadIdx.x; j < end; j += BLOCK) {
-    I r = j / inner;
-    A v = ld(x[(r * nc + c) * inner + (j - r * inner)]);
+    A v = ld(x[at(j, inner, nc, c)]);
     n += (A)1;
     A d = v - mean;
     mean += d / n;
@@ -108,17 +120,12 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
                                          long long per_) {
   __shared__ A s0[BLOCK];
   __shared__ A s1[BLOCK];
-  I inner = (I)inner_, nc = (I)nc_, per = (I)per_;
-  I total = (I)rows_ * inner;
-  I nblocks = gridDim.x / nc;
-  I c = blockIdx.x / nblocks, p = blockIdx.x - c * nblocks;
-  I start = p * per;
-  I end = start + per < total ? start + per : total;
+  I inner = (I)inner_, nc = (I)nc_, c, start, end;
+  chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A mean = stats[c];
   A a = 0, b = 0;
   for (I j = start + threadIdx.x; j < end; j += BLOCK) {
-    I r = j / inner;
-    I i = (r * nc + c) * inner + (j - r * inner);
+    I i = at(j, inner, nc, c);
     A gv = ld(g[i]);
     a += gv;
     b += gv * (ld(x[i]) - mean);
@@ -187,8 +194,8 @@ extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx,
 """
 
 _BODIES = {
-    "moments": (_MERGE + _MOMENTS, ("ember_bn_moments", "ember_bn_moments_final")),
-    "sums": (_SUMS, ("ember_bn_sums", "ember_bn_sums_final")),
+    "moments": (_CHUNK + _MERGE + _MOMENTS, ("ember_bn_moments", "ember_bn_moments_final")),
+    "sums": (_CHUNK + _SUMS, ("ember_bn_sums", "ember_bn_sums_final")),
     "normalize": (_NORMALIZE, ("ember_bn_normalize",)),
     "grad_input": (_GRAD_INPUT, ("ember_bn_grad_input",)),
 }
