@@ -45,6 +45,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # primitive ops: forward / infer / vjp, and apply
     ("ops", ("ember.ops",)),
+    # autocast's policy tables and casts (apply's policy object, the public functions' rules)
+    ("amp", ("ember.amp.autocast_mode", "ember.amp.policy", "ember.amp.custom")),
     # public functions (argument handling, promotion, then apply), ember.linalg
     ("functions", ("ember.functions", "ember.linalg")),
     # the engine (it sums and seeds gradients with functions), autograd.functional, gradcheck;
@@ -54,7 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # files hold weights as safetensors); static/ is to know no module or optimizer class
     ("static", ("ember.static", "ember.viz", "ember.serialization")),
     # modules, optimizers, data loading, torch.utils-style helpers
-    ("library", ("ember.nn", "ember.optim", "ember.data", "ember.utils")),
+    ("library", ("ember.nn", "ember.optim", "ember.data", "ember.utils", "ember.amp")),
     # the public surface (the package root, "ember" itself) and what is built on all of it
     (
         "top",

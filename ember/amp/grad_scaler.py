@@ -44,10 +44,10 @@ def _fresh() -> dict:
 
 
 def _full(value, dtype, device) -> Tensor:
-    import ember
+    from ..functions.creation.filled import full
 
     with tracing(None):  # concrete state even when first made inside ember.compile
-        return ember.full((), value, dtype=dtype, device=device)
+        return full((), value, dtype=dtype, device=device)
 
 
 def _compiling() -> bool:
@@ -134,7 +134,8 @@ class GradScaler:
 
     # -- unscaling --------------------------------------------------------------------------
     def _unscale_grads_(self, optimizer, inv_scale: Tensor, allow_fp16: bool) -> dict:
-        import ember
+        from ..functions.compare import isfinite
+        from ..functions.elementwise import maximum
 
         found: dict = {}
         with no_grad():
@@ -146,8 +147,8 @@ class GradScaler:
                     if not allow_fp16 and g.dtype is _dt.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     dev = g.device
-                    bad = (~ember.isfinite(g).all()).float()
-                    found[dev] = bad if dev not in found else ember.maximum(found[dev], bad)
+                    bad = (~isfinite(g).all()).float()
+                    found[dev] = bad if dev not in found else maximum(found[dev], bad)
                     g.mul_(inv_scale.to(dev))
         if not found and self._scale is not None:
             found[self._scale.device] = _full(0.0, _dt.float32, self._scale.device)
@@ -417,16 +418,18 @@ class GradScaler:
 
 def _update_scale_(scale, tracker, found, growth, backoff, interval) -> None:
     """PyTorch's ``_amp_update_scale_`` in ember ops (products in float64, rounded to float32)."""
-    import ember
+    from ..functions.compare import isfinite
+    from ..functions.creation.filled import zeros_like
+    from ..functions.elementwise import where
 
     inf = found > 0
     succ = tracker + 1
     grow = succ == interval
     grown = (scale.double() * growth).float()
-    grown = ember.where(ember.isfinite(grown), grown, scale)
+    grown = where(isfinite(grown), grown, scale)
     backed = (scale.double() * backoff).float()
-    _write(scale, ember.where(inf, backed, ember.where(grow, grown, scale)))
-    _write(tracker, ember.where(inf | grow, ember.zeros_like(succ), succ))
+    _write(scale, where(inf, backed, where(grow, grown, scale)))
+    _write(tracker, where(inf | grow, zeros_like(succ), succ))
 
 
 def _write(t: Tensor, value: Tensor) -> None:
@@ -440,7 +443,7 @@ def _write(t: Tensor, value: Tensor) -> None:
 def _masked_step(optimizer, found: Tensor, args, kwargs):
     """The optimizer's step traced unconditionally, then undone where ``found`` is set: the
     parameters and their state tensors go back to their values before the step."""
-    import ember
+    from ..functions.elementwise import where
 
     saved = []
     with no_grad():
@@ -460,7 +463,7 @@ def _masked_step(optimizer, found: Tensor, args, kwargs):
     with no_grad():
         skip = found > 0
         for t, old in saved:
-            _write(t, ember.where(skip, old, t))
+            _write(t, where(skip, old, t))
     return retval
 
 
