@@ -27,6 +27,7 @@ with inline PTX (float16) or bit arithmetic (bfloat16), so they need no CUDA hea
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ... import _caches
@@ -45,22 +46,37 @@ def acc_ctype(dtype) -> str:
     return "double" if np.dtype(dtype) == np.float64 else "float"
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def acc_dtype(dtype) -> np.dtype:
     """NumPy dtype of ``acc_ctype``."""
-    return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+    return _F64 if dtype == _F64 else _F32
 
 
-_STORAGE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+# keyed by dtype objects: a lookup by an array's dtype costs ~0.05 us, by ``dtype.name`` ~6 us
+_STORAGE = {
+    np.dtype(name): kind
+    for name, kind in (("float32", "f32"), ("float64", "f64"), ("float16", "f16"))
+}
+_STORAGE[np.dtype(ml_dtypes.bfloat16)] = "bf16"
+
+
+def _kind(dtype):
+    kind = _STORAGE.get(dtype)
+    if kind is None and not isinstance(dtype, np.dtype):  # a type or a name: convert once
+        kind = _STORAGE.get(np.dtype(dtype))
+    return kind
 
 
 def served(dtype) -> bool:
     """Whether the kernels here take arrays of ``dtype`` (the four floating-point types)."""
-    return np.dtype(dtype).name in _STORAGE
+    return _kind(dtype) is not None
 
 
 def storage_kind(dtype) -> str:
     """How a RawKernel source reads the dtype: 'f32', 'f64', 'f16' or 'bf16'."""
-    kind = _STORAGE.get(np.dtype(dtype).name)
+    kind = _kind(dtype)
     if kind is None:
         raise TypeError(f"no GPU kernel for dtype {np.dtype(dtype)}")
     return kind

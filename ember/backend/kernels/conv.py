@@ -34,7 +34,7 @@ import numpy as np
 
 from ... import _caches
 from .. import cudnn as _flags
-from . import fused
+from . import fused, served
 
 _UNSUPPORTED = object()
 _graphs: dict = {}
@@ -125,7 +125,7 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
     if xp is None or not _flags.enabled or not fused(xp):
         return NotImplemented
     mod = _flags._cudnn()
-    if mod is None or _io_type(mod, a.dtype) is None or a.dtype != b.dtype:
+    if mod is None or not served(a.dtype) or a.dtype != b.dtype:
         return NotImplemented
     if not a.size or not b.size or 0 in out_shape:
         return NotImplemented
@@ -133,7 +133,7 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
     dev = device_id(a)
     tf32 = bool(_flags.allow_tf32)
     deterministic = bool(_flags.deterministic)
-    key = (kind, dev, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides)
+    key = (kind, dev, a.dtype, a.shape, a.strides, b.shape, b.strides)
     key += (out_shape, params, tf32, deterministic)
     entry = _graphs.get(key)
     if entry is None:

@@ -126,7 +126,7 @@ def specialize(src: tuple[str, str, str], acc) -> tuple[str, str, str]:
 
 def _kernel(xp, name: str, variant: tuple, src, dtype):
     acc = acc_dtype(dtype)
-    key = ("optim", name, variant, acc.name)
+    key = ("optim", name, variant, acc)
 
     def build():
         ins, outs, op = specialize(src, acc)
