@@ -165,6 +165,7 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = frozenset(
     {
         "models",  # the model zoo: mlp, cnn, lenet5, vgg, resnet
+        "distributed",  # ember.distributed: collectives on MPI (mpi4py loads at init)
         "onnx",  # ember.onnx.export; the onnx package itself loads only on export
         "train",  # ember.train: Trainer, fit, callbacks
     }

@@ -1,0 +1,179 @@
+"""Collectives on raw arrays (NumPy or CuPy): each starts its MPI calls and returns a ``Work``
+whose ``wait()`` finishes them. The tensor functions (``collectives.py``) and the graph ops
+(``ops.py``) both end here, so eager code and ``ember.compile`` share one path.
+
+Outputs are written in place into the arrays given (``out``); ``what`` strings name the
+collective, its sequence number, shapes and dtypes for errors.
+
+>>> import numpy as np
+>>> from ember.distributed import _arrays, group
+>>> x = np.ones(3, np.float32)
+>>> _arrays.all_reduce(group.resolve(None, "all_reduce"), x).wait()  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._mpi import Staged, mpi, mpi_op, raw, reduce_dtype, typed
+from .group import ProcessGroup
+from .reduce_op import ReduceOp
+from .work import Work
+
+
+def _desc(a) -> str:
+    return f"{tuple(a.shape)} {a.dtype}"
+
+
+def _average(pg: ProcessGroup, buf: np.ndarray, op: ReduceOp) -> None:
+    if op == ReduceOp.AVG:
+        buf /= pg.size()
+
+
+def all_reduce(pg: ProcessGroup, arr, op: ReduceOp = ReduceOp.SUM, after=None) -> Work:
+    """Reduce ``arr`` over the group, in place on every rank."""
+    what = pg.begin("all_reduce", (_desc(arr), op.name), f"tensor {_desc(arr)}, {op.name}")
+    mop = mpi_op(op, arr.dtype, "all_reduce")
+    s = Staged(arr, reduce_dtype(arr.dtype))
+    req = pg.comm.Iallreduce(mpi().IN_PLACE, typed(s.buf), mop)
+
+    def finish():
+        _average(pg, s.buf, op)
+        s.write_back()
+        if after is not None:
+            after()
+
+    return Work([req], finish, what, pg.timeout)
+
+
+def broadcast(pg: ProcessGroup, arr, root: int, after=None) -> Work:
+    """``arr`` of group rank ``root`` copied into ``arr`` on every rank."""
+    what = pg.begin("broadcast", (_desc(arr), root), f"tensor {_desc(arr)}, src {root}")
+    s = Staged(arr)
+    req = pg.comm.Ibcast(raw(s.buf), root)
+    return Work([req], _then(s.write_back, after), what, pg.timeout)
+
+
+def all_gather(pg: ProcessGroup, out, arr, after=None) -> Work:
+    """Every rank's ``arr`` concatenated in rank order into ``out`` (``size`` times as big)."""
+    what = pg.begin("all_gather", (_desc(arr),), f"tensor {_desc(arr)} into {_desc(out)}")
+    send, recv = Staged(arr), Staged(out, read=False)
+    req = pg.comm.Iallgather(raw(send.buf), raw(recv.buf))
+    return Work([req], _then(recv.write_back, after), what, pg.timeout)
+
+
+def reduce_scatter(pg: ProcessGroup, out, arr, op: ReduceOp = ReduceOp.SUM, after=None) -> Work:
+    """``arr`` reduced over the group, its ``i``-th of ``size`` equal blocks into rank i's
+    ``out``."""
+    what = pg.begin(
+        "reduce_scatter", (_desc(arr), op.name), f"tensor {_desc(arr)} into {_desc(out)}"
+    )
+    mop = mpi_op(op, arr.dtype, "reduce_scatter")
+    dt = reduce_dtype(arr.dtype)
+    send, recv = Staged(arr, dt), Staged(out, dt, read=False)
+    req = pg.comm.Ireduce_scatter_block(typed(send.buf), typed(recv.buf), mop)
+
+    def finish():
+        _average(pg, recv.buf, op)
+        recv.write_back()
+        if after is not None:
+            after()
+
+    return Work([req], finish, what, pg.timeout)
+
+
+def reduce(pg: ProcessGroup, arr, root: int, op: ReduceOp = ReduceOp.SUM, after=None) -> Work:
+    """``arr`` reduced over the group into group rank ``root``'s ``arr``."""
+    what = pg.begin("reduce", (_desc(arr), op.name, root), f"tensor {_desc(arr)}, dst {root}")
+    mop = mpi_op(op, arr.dtype, "reduce")
+    s = Staged(arr, reduce_dtype(arr.dtype))
+    if pg.rank() == root:
+        req = pg.comm.Ireduce(mpi().IN_PLACE, typed(s.buf), mop, root)
+
+        def finish():
+            _average(pg, s.buf, op)
+            s.write_back()
+            if after is not None:
+                after()
+
+        return Work([req], finish, what, pg.timeout)
+    req = pg.comm.Ireduce(typed(s.buf), None, mop, root)
+    return Work([req], _then(None, after), what, pg.timeout)
+
+
+def gather(pg: ProcessGroup, arr, out, root: int, after=None) -> Work:
+    """Every rank's ``arr`` concatenated in rank order into ``out`` on group rank ``root``."""
+    what = pg.begin("gather", (_desc(arr), root), f"tensor {_desc(arr)}, dst {root}")
+    send = Staged(arr)
+    if pg.rank() == root:
+        recv = Staged(out, read=False)
+        req = pg.comm.Igather(raw(send.buf), raw(recv.buf), root)
+        return Work([req], _then(recv.write_back, after), what, pg.timeout)
+    req = pg.comm.Igather(raw(send.buf), None, root)
+    return Work([req], _then(None, after), what, pg.timeout)
+
+
+def scatter(pg: ProcessGroup, out, arr, root: int, after=None) -> Work:
+    """Block i of ``arr`` (on group rank ``root``) into rank i's ``out``."""
+    what = pg.begin("scatter", (_desc(out), root), f"tensor {_desc(out)}, src {root}")
+    recv = Staged(out, read=False)
+    send = raw(Staged(arr).buf) if pg.rank() == root else None
+    req = pg.comm.Iscatter(send, raw(recv.buf), root)
+    return Work([req], _then(recv.write_back, after), what, pg.timeout)
+
+
+def barrier(pg: ProcessGroup) -> Work:
+    what = pg.begin("barrier", (), "")
+    return Work([pg.comm.Ibarrier()], lambda: None, what, pg.timeout)
+
+
+def send(pg: ProcessGroup, arr, dst: int, tag: int) -> Work:
+    """``arr`` to group rank ``dst`` (point to point: no sequence check)."""
+    what = f"send to rank {dst} on {pg.name} (tensor {_desc(arr)}, tag {tag})"
+    s = Staged(arr)
+    return Work([pg.comm.Isend(raw(s.buf), dst, tag)], lambda: None, what, pg.timeout)
+
+
+def recv(pg: ProcessGroup, out, src: int | None, tag: int, after=None) -> Work:
+    """A message into ``out`` from group rank ``src`` (any rank when None); ``Work.result()``
+    is the sender's group rank."""
+    MPI = mpi()
+    who = "any rank" if src is None else f"rank {src}"
+    what = f"recv from {who} on {pg.name} (tensor {_desc(out)}, tag {tag})"
+    r = Staged(out, read=False)
+    source = MPI.ANY_SOURCE if src is None else src
+    req = pg.comm.Irecv(raw(r.buf), source, tag)
+    statuses = [MPI.Status()]
+
+    def finish():
+        r.write_back()
+        if after is not None:
+            after()
+        return statuses[0].Get_source()
+
+    return Work([req], finish, what, pg.timeout, statuses)
+
+
+def _then(first, after):
+    def finish():
+        if first is not None:
+            first()
+        if after is not None:
+            after()
+
+    return finish
+
+
+__all__ = [
+    "all_gather",
+    "all_reduce",
+    "barrier",
+    "broadcast",
+    "gather",
+    "recv",
+    "reduce",
+    "reduce_scatter",
+    "scatter",
+    "send",
+]
