@@ -1,4 +1,5 @@
-"""The ``ember`` command: ``ember train`` (the main job) and ``ember eval``.
+"""The ``ember`` command: ``ember train`` (the main job), ``ember eval`` and ``ember run``
+(a script on N data-parallel processes).
 
 ``main`` returns the exit status: 0 done, 1 the run failed (one line says why), 2 bad options,
 130 interrupted (the training state was saved first).
@@ -41,6 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .train import run_train
 
             return run_train(args)
+        if args.command == "run":
+            from ..distributed.launch import run
+
+            return run(args.nproc, [args.script, *args.args])
         from .evaluate import run_eval
 
         return run_eval(args)

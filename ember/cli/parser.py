@@ -182,4 +182,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=non_negative_int, default=0, help="data-loading workers"
     )
     evaluate.add_argument("--train-split", action="store_true", help="use the training split")
+
+    run = commands.add_parser(
+        "run",
+        help="run a script on N processes (data-parallel, through MPI's mpiexec)",
+        description="Start N ranks of 'python script.py args' with mpiexec; each gets RANK, "
+        "LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE, and a share of the BLAS threads. If a "
+        "rank fails, every rank stops and this prints which rank failed and why.",
+        epilog="example:\n  ember run -n 2 train_ddp.py --epochs 3",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "-n", "--nproc", type=positive_int, default=1, help="number of processes (default 1)"
+    )
+    run.add_argument("script", help="the Python script every rank runs")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     return parser

@@ -1,0 +1,108 @@
+"""One rank of ``ember run``: ``python -m ember.distributed._rank script.py args...``.
+
+Sets PyTorch's launcher variables from the MPI launcher's, runs the script as ``__main__``,
+and when it fails (an exception, or ``sys.exit`` with a non-zero status) writes a report for
+the launcher and ends every rank at once: a rank that simply exited would leave the others
+waiting in their next collective, and itself in ``MPI_Finalize``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+
+# (variable, the launchers' names for it: Open MPI, MPICH / Hydra, PMIx, Slurm)
+_VARS = {
+    "RANK": ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"),
+    "WORLD_SIZE": ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"),
+    "LOCAL_RANK": ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"),
+    "LOCAL_WORLD_SIZE": ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"),
+}
+
+
+def set_rank_variables(env=os.environ) -> None:
+    """``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE`` from the launcher's."""
+    for var, sources in _VARS.items():
+        for src in sources:
+            if src in env:
+                env[var] = env[src]
+                break
+    env.setdefault("LOCAL_RANK", env.get("RANK", "0"))
+    env.setdefault("LOCAL_WORLD_SIZE", env.get("WORLD_SIZE", "1"))
+
+
+def _report(error: str, where: str) -> None:
+    folder = os.environ.get("EMBER_RUN_ERROR_DIR")
+    if not folder:
+        return
+    rank = os.environ.get("RANK", "?")
+    report = {"rank": rank, "error": error, "where": where, "time": time.time()}
+    path = os.path.join(folder, f"rank-{rank}.json")
+    try:
+        with open(path + ".tmp", "w") as f:
+            json.dump(report, f)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass
+
+
+def _end_job(code: int) -> None:
+    """Stop every rank now (MPI_Abort) when MPI is up, else this process."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.COMM_WORLD.Abort(code)
+    os._exit(code)
+
+
+def _where(tb) -> str:
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f'File "{f.filename}", line {f.lineno}, in {f.name}'
+
+
+def _user_frames(tb):
+    """The traceback from the script's first frame (without this module's and runpy's)."""
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in (__file__, "<frozen runpy>")
+        or "runpy" in tb.tb_frame.f_code.co_filename
+    ):
+        tb = tb.tb_next
+    return tb
+
+
+def main(argv: list[str]) -> None:
+    if not argv:
+        print("usage: python -m ember.distributed._rank script.py [args...]", file=sys.stderr)
+        os._exit(2)
+    set_rank_variables()
+    script = argv[0]
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    rank = os.environ.get("RANK", "?")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        if e.code in (None, 0):
+            return
+        code = e.code if isinstance(e.code, int) else 1
+        if not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+        _report(f"exited with status {e.code}", _where(e.__traceback__))
+        _end_job(code)
+    except BaseException as e:  # noqa: B036  (KeyboardInterrupt too: end every rank)
+        print(f"[rank {rank}] {type(e).__name__} (ending all ranks):", file=sys.stderr)
+        traceback.print_exception(type(e), e, _user_frames(e.__traceback__))
+        _report(f"{type(e).__name__}: {e}", _where(_user_frames(e.__traceback__)))
+        _end_job(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
