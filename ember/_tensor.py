@@ -61,6 +61,7 @@ class Tensor:
         "_readonly",
         "_hooks",
         "_retains_grad",
+        "_post_acc_hooks",  # set only by register_post_accumulate_grad_hook (not in _make)
         "__weakref__",
     )
     __array_ufunc__ = None  # NumPy defers to our reflected operators: np.float32(2) * t is a Tensor
@@ -338,6 +339,31 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` once this leaf's ``.grad`` is final for a ``backward()`` (its
+        gradient accumulated, while backward may still run elsewhere): DDP starts averaging a
+        bucket of gradients there.
+
+        >>> import ember
+        >>> w = ember.ones(2, requires_grad=True)
+        >>> h = w.register_post_accumulate_grad_hook(lambda t: print("final", t.grad))
+        >>> (w * 3).sum().backward()
+        final tensor([3., 3.])
+        """
+        if self._node is not None:
+            raise AutogradError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors "
+                f"(shape {tuple(self.shape)})"
+            )
+        if not self._requires_grad:
+            raise AutogradError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = self._post_acc_hooks = []
+        hooks.append(hook)
+        POST_ACCUMULATE_HOOKS[0] += 1
+        return _HookHandle(hooks, hook, POST_ACCUMULATE_HOOKS)
+
     # -- conversion to Python and NumPy ---------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array sharing memory (CPU tensors without grad, as in PyTorch).
@@ -499,12 +525,18 @@ def _init(t: Tensor, data, requires_grad: bool) -> None:
     t._retains_grad = False
 
 
+# How many post-accumulate-grad hooks are registered: the engine looks for them only when > 0.
+POST_ACCUMULATE_HOOKS = [0]
+
+
 class _HookHandle:
     """Returned by ``register_hook``; ``remove()`` takes the hook away."""
 
-    def __init__(self, hooks: list, hook) -> None:
-        self._hooks, self._hook = hooks, hook
+    def __init__(self, hooks: list, hook, counter: list | None = None) -> None:
+        self._hooks, self._hook, self._counter = hooks, hook, counter
 
     def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+            if self._counter is not None:
+                self._counter[0] -= 1

@@ -18,11 +18,14 @@ tensor([2., 4.])
 from __future__ import annotations
 
 import sys
+import threading
 
 from .. import _config
 from .._errors import AutogradError, EmberError
 from .._node import Node
-from .._tensor import Tensor
+from .._tensor import POST_ACCUMULATE_HOOKS, Tensor
+from ..backend import full
+from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 from ..ops.base import apply
 from ..ops.elementwise import ADD
@@ -115,7 +118,7 @@ def _initial_grads(outputs, grad_outputs) -> list:
                     "grad can be implicitly created only for scalar outputs: output "
                     f"{i} has shape {tuple(out.shape)}; pass gradient= (a tensor of that shape)"
                 )
-            g = Tensor._make(out.device.xp.ones(out._data.shape, dtype=out._data.dtype))
+            g = Tensor._make(full(out._data.shape, 1, out._data.dtype, out.device))
         else:
             if not isinstance(g, Tensor):
                 from ..functions.creation import tensor as _tensor
@@ -134,24 +137,44 @@ def _initial_grads(outputs, grad_outputs) -> list:
     return grads
 
 
-def run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool):
+def run_backward(
+    outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool, on_final=None
+):
     """``_run_backward`` with autocast off: backward runs in the forward's dtypes."""
     policy = _config.state.autocast
     if policy is None:
-        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph)
+        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph, on_final)
     _config.state.autocast = None
     try:
-        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph)
+        return _run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph, on_final)
     finally:
         _config.state.autocast = policy
 
 
-def _run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool):
+def _final_points(order: list) -> dict:
+    """For leaves with post-accumulate-grad hooks: the last node (in ``order``) that sends
+    them a gradient, mapped to those leaves. Once that node has run, their gradient is final."""
+    last = {}
+    for node in order:
+        for n in node.edges:
+            if n is not None and not isinstance(n, Node) and getattr(n, "_post_acc_hooks", None):
+                last[id(n)] = (node, n)
+    finals: dict = {}
+    for node, leaf in last.values():
+        finals.setdefault(node, []).append(leaf)
+    return finals
+
+
+def _run_backward(
+    outputs, grad_outputs, inputs, retain_graph: bool, create_graph: bool, on_final=None
+):
     """The engine: ``(leaves, leaf_grads, captured)``.
 
     ``leaf_grads`` maps ``id(leaf)`` to the leaf's gradient (``leaves`` maps it to the leaf);
     ``captured`` maps each non-leaf input's node to its gradient. With ``inputs`` the walk is
     pruned to nodes that lead to them; without, every leaf that requires grad is reached.
+    ``on_final(leaf, grad)``, when given, takes over the gradients of leaves that have
+    post-accumulate-grad hooks as soon as they are final (those leave ``leaf_grads``).
     """
     grads0 = _initial_grads(outputs, grad_outputs)
     node_grads: dict = {}
@@ -177,8 +200,23 @@ def _run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_grap
         useful = _prune(order, targets)
     anomaly = _config.state.anomaly
     pop = node_grads.pop
+    finals = _final_points(order) if on_final is not None else None
+    ready = None
+
+    def flush(ready):
+        for leaf in ready:
+            k = id(leaf)
+            g = leaf_grads.pop(k, None)
+            if g is not None:
+                del leaves[k]
+                on_final(leaf, g)
+
     with _config.set_grad_enabled(create_graph):
         for node in order:
+            if finals is not None:  # the leaves the previous node was the last to feed
+                if ready:
+                    flush(ready)
+                ready = finals.get(node)
             g = pop(node, None)
             if g is None or (targets is not None and node not in useful and node not in targets):
                 continue
@@ -220,6 +258,8 @@ def _run_backward(outputs, grad_outputs, inputs, retain_graph: bool, create_grap
                     node_grads[n] = ig if prev is None else _add(prev, ig)
             if not retain_graph:
                 node.free()
+        if ready:
+            flush(ready)
     return leaves, leaf_grads, captured
 
 
@@ -283,17 +323,67 @@ def backward(
         only = _as_tuple(inputs)
         if not only:
             raise AutogradError("backward: 'inputs' argument should not be empty")
-    leaves, leaf_grads, captured = run_backward(
-        outputs, grad_outputs, only, retain_graph, create_graph
-    )
+    on_final = None
+    if only is None and POST_ACCUMULATE_HOOKS[0]:
+
+        def on_final(t, g):
+            if t._hooks:
+                g = _run_leaf_hooks(t, g)
+            _accumulate_into_grad(t, g, create_graph, steal=False)
+            _run_post_hooks(t)
+
+    outer = getattr(_callbacks, "queue", None)
+    _callbacks.queue = []
+    try:
+        leaves, leaf_grads, captured = run_backward(
+            outputs, grad_outputs, only, retain_graph, create_graph, on_final
+        )
+        _accumulate_leaves(only, leaves, leaf_grads, captured, create_graph)
+        queue = _callbacks.queue
+        while queue:
+            queue.pop(0)()
+    finally:
+        _callbacks.queue = outer
+
+
+_callbacks = threading.local()  # .queue: what queue_callback added during this backward()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the running ``backward()`` has accumulated every gradient
+    (PyTorch's ``Variable._execution_engine.queue_callback``); only from inside a backward
+    (a hook).
+
+    >>> import ember
+    >>> from ember.autograd.engine import queue_callback
+    >>> w = ember.ones(1, requires_grad=True)
+    >>> _ = w.register_hook(lambda g: queue_callback(lambda: print("done", w.grad)))
+    >>> (w * 2).sum().backward()
+    done tensor([2.])
+    """
+    queue = getattr(_callbacks, "queue", None)
+    if queue is None:
+        raise AutogradError("queue_callback: only a hook running inside backward() can queue")
+    queue.append(callback)
+
+
+def _run_post_hooks(t: Tensor) -> None:
+    for hook in list(getattr(t, "_post_acc_hooks", None) or ()):
+        hook(t)
+
+
+def _accumulate_leaves(only, leaves, leaf_grads, captured, create_graph: bool) -> None:
     with _config.set_grad_enabled(create_graph):
         if only is None:
+            post = POST_ACCUMULATE_HOOKS[0]
             for key in list(leaf_grads):
                 t = leaves[key]
                 g = leaf_grads.pop(key)
                 if t._hooks:
                     g = _run_leaf_hooks(t, g)
                 _accumulate_into_grad(t, g, create_graph, steal=True)
+                if post:
+                    _run_post_hooks(t)
         else:
             for t in only:
                 n = t._node
@@ -308,7 +398,13 @@ def backward(
 def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
     """``t.grad += g`` with PyTorch's rules: the first gradient gets its own buffer (taken over
     from ``g`` when nothing else can see ``g``'s array, else copied), later ones are added in
-    place; with ``create_graph`` the sum is out of place and differentiable."""
+    place; with ``create_graph`` the sum is out of place and differentiable. On ``t``'s GPU,
+    whichever is current (CuPy copies onto the current one)."""
+    with device_context(t._data):
+        _accumulate_here(t, g, create_graph, steal)
+
+
+def _accumulate_here(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
     old = t._grad
     if g._data.shape != t._data.shape or g._data.dtype != t._data.dtype:
         g = _fit(t, g)
@@ -408,7 +504,7 @@ def grad(
                 g = _run_leaf_hooks(t, g)
         if g is None:
             if materialize_grads:
-                g = Tensor._make(t.device.xp.zeros(t._data.shape, dtype=t._data.dtype))
+                g = Tensor._make(full(t._data.shape, 0, t._data.dtype, t.device))
             elif not allow_unused:
                 raise AutogradError(
                     f"grad: input {i} (shape {tuple(t.shape)}) appears to not have been used in "
@@ -418,4 +514,4 @@ def grad(
     return tuple(result)
 
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["backward", "grad", "queue_callback", "run_backward"]

@@ -29,8 +29,9 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # ``ember.nn.functional`` is imported on first use, so it may import ember.nn freely.
-    if name == "functional":
+    # ``ember.nn.functional`` and ``ember.nn.parallel`` (DDP) are imported on first use, so
+    # they may import ember.nn freely.
+    if name in ("functional", "parallel"):
         import importlib
 
         return importlib.import_module(".functional", __name__)

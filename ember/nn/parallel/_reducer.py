@@ -1,0 +1,155 @@
+"""DDP's gradient reducer: parameters in buckets, each averaged over the ranks as soon as all
+its gradients are final, while backward still runs.
+
+- Buckets hold parameters in reverse registration order (roughly the order backward finishes
+  them), split by dtype and device and capped at ``bucket_cap_mb``.
+- Every parameter has a post-accumulate-grad hook (``Tensor.register_post_accumulate_grad_hook``).
+  The first hook of a backward queues ``finalize`` (``ember.autograd.engine.queue_callback``);
+  each hook marks its parameter ready, and a bucket whose parameters are all ready is copied
+  into one flat array and all-reduced (``ReduceOp.AVG``, ``async_op=True``). Buckets start in
+  index order on every rank, so the ranks' collectives always pair up.
+- ``finalize`` (once backward has accumulated every gradient) starts what is left, waits, and
+  writes the averages back into ``.grad``. With ``find_unused_parameters``, a parameter that
+  got no gradient on this rank counts as zeros, and one no rank used keeps ``grad = None``;
+  without it, such a parameter is an error naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.engine import queue_callback
+from ...distributed import DistributedError, ReduceOp, all_reduce
+
+
+class _Bucket:
+    __slots__ = ("index", "params", "offsets", "numel", "pending", "flat", "work")
+
+    def __init__(self, index: int, params: list) -> None:
+        self.index = index
+        self.params = params
+        self.offsets = []
+        n = 0
+        for p in params:
+            self.offsets.append(n)
+            n += p._data.size
+        self.numel = n
+        self.pending = len(params)
+        self.flat = None
+        self.work = None
+
+
+class Reducer:
+    """The buckets of one ``DistributedDataParallel`` and their state for one backward."""
+
+    def __init__(self, named_params: list, group, bucket_cap_mb: float, find_unused: bool):
+        self.group = group
+        self.find_unused = find_unused
+        self.names = {id(p): name for name, p in named_params}
+        self.buckets = _assign(named_params, bucket_cap_mb * 1024 * 1024)
+        self.where = {id(p): b for b in self.buckets for p in b.params}
+        self.armed = False
+        self.handles = [p.register_post_accumulate_grad_hook(self._hook) for _, p in named_params]
+
+    def arm(self) -> None:
+        """Reduce the gradients of the next backward (called by DDP's forward)."""
+        self.armed = True
+        self.queued = False
+        self.next = 0
+        self.used = set()
+        for b in self.buckets:
+            b.pending, b.flat, b.work = len(b.params), None, None
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def _hook(self, p: Tensor) -> None:
+        if not self.armed:
+            return
+        if not self.queued:
+            self.queued = True
+            queue_callback(self.finalize)
+        if id(p) in self.used:
+            return
+        self.used.add(id(p))
+        b = self.where[id(p)]
+        b.pending -= 1
+        if b.pending == 0:
+            self._launch_ready()
+
+    def _launch_ready(self) -> None:
+        buckets = self.buckets
+        while self.next < len(buckets) and buckets[self.next].pending == 0:
+            self._launch(buckets[self.next])
+            self.next += 1
+
+    def _launch(self, b: _Bucket) -> None:
+        p0 = b.params[0]
+        xp = p0.device.xp
+        flat = xp.zeros(b.numel, p0._data.dtype)
+        for p, off in zip(b.params, b.offsets):
+            if p._grad is not None:
+                flat[off : off + p._data.size] = p._grad._data.reshape(-1)
+        b.flat = Tensor._make(flat)
+        b.work = all_reduce(b.flat, ReduceOp.AVG, self.group, async_op=True)
+
+    def finalize(self) -> None:
+        """Start the buckets still waiting, wait for all, write the averages into ``.grad``."""
+        self.armed = False
+        missing = [p for b in self.buckets for p in b.params if id(p) not in self.used]
+        if missing and not self.find_unused:
+            names = ", ".join(self.names[id(p)] for p in missing[:8])
+            raise DistributedError(
+                f"DistributedDataParallel: {len(missing)} parameter(s) got no gradient in this "
+                f"backward on rank {self.group.rank()} ({names}); pass "
+                "find_unused_parameters=True when the forward does not use every parameter"
+            )
+        for p in missing:
+            self.where[id(p)].pending -= 1
+        self._launch_ready()
+        globally_used = self._globally_used(missing) if missing else None
+        for b in self.buckets:
+            b.work.wait()
+            for p, off in zip(b.params, b.offsets):
+                if globally_used is not None and not globally_used[id(p)]:
+                    continue
+                avg = b.flat._data[off : off + p._data.size].reshape(p._data.shape)
+                if p._grad is None:
+                    p._grad = Tensor._make(avg.copy())
+                else:
+                    p._grad._data[...] = avg
+                    p._grad._version[0] += 1
+            b.flat = b.work = None
+
+    def _globally_used(self, missing: list) -> dict:
+        """Which parameters some rank used (one small all-reduce of flags)."""
+        params = [p for b in self.buckets for p in b.params]
+        lost = {id(p) for p in missing}
+        flags = Tensor._make(np.array([id(p) not in lost for p in params], np.int32))
+        all_reduce(flags, ReduceOp.SUM, self.group)
+        return {id(p): bool(f) for p, f in zip(params, flags._data)}
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def _assign(named_params: list, cap_bytes: float) -> list:
+    """Buckets of parameters, reverse registration order, one dtype and device each."""
+    buckets, current, size, key = [], [], 0, None
+    for _, p in reversed(named_params):
+        k = (p._data.dtype, str(p.device))
+        nbytes = p._data.nbytes
+        if current and (k != key or size + nbytes > cap_bytes):
+            buckets.append(_Bucket(len(buckets), current))
+            current, size = [], 0
+        current.append(p)
+        size += nbytes
+        key = k
+    if current:
+        buckets.append(_Bucket(len(buckets), current))
+    return buckets
+
+
+__all__ = ["Reducer"]
