@@ -23,6 +23,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -37,6 +38,7 @@ __all__ = [
     "ChainDataset",
     "ConcatDataset",
     "DataLoader",
+    "DistributedSampler",
     "Dataset",
     "IterableDataset",
     "RandomSampler",

@@ -15,9 +15,9 @@ from .. import data as _data
 from ..data import *  # noqa: F403
 from ..data import __all__  # noqa: F401
 
-# PyTorch's submodules and their __all__ (torch 2.13); torch.utils.data.distributed waits for
-# a DistributedSampler.
+# PyTorch's submodules and their __all__ (torch 2.13)
 SUBMODULES = {
+    "distributed": ("DistributedSampler",),
     "dataloader": ("DataLoader", "get_worker_info", "default_collate", "default_convert"),
     "dataset": (
         "Dataset",
