@@ -109,9 +109,10 @@ def mpi_op(op: ReduceOp, dtype: np.dtype, collective: str):
             ReduceOp.PRODUCT: MPI.LAND,
             ReduceOp.MIN: MPI.LAND,
         }.get(op) or _bad_op(op, dtype, collective)
-    if dtype.kind == "c" and op in (ReduceOp.MIN, ReduceOp.MAX):
+    kind = "f" if dtype in _HALF else dtype.kind
+    if kind == "c" and op in (ReduceOp.MIN, ReduceOp.MAX):
         _bad_op(op, dtype, collective)
-    if op == ReduceOp.AVG and dtype.kind not in "fc":
+    if op == ReduceOp.AVG and kind not in "fc":
         _bad_op(op, dtype, collective)
     return {
         ReduceOp.SUM: MPI.SUM,

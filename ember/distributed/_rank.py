@@ -60,12 +60,17 @@ def _end_job(code: int) -> None:
     os._exit(code)
 
 
+_EMBER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _where(tb) -> str:
+    """The innermost frame outside ember (the user's line), else the innermost one."""
     frames = traceback.extract_tb(tb)
     if not frames:
         return ""
-    f = frames[-1]
-    return f'File "{f.filename}", line {f.lineno}, in {f.name}'
+    outside = [f for f in frames if not os.path.abspath(f.filename).startswith(_EMBER)]
+    f = (outside or frames)[-1]
+    return f'File "{f.filename}", line {f.lineno}, in {f.name}: {f.line}'
 
 
 def _user_frames(tb):
