@@ -234,6 +234,38 @@ def test_fake_ops_on_a_second_gpu_under_its_device(fake_cuda):
     assert _is_gpu_array(y, 1) and y.item() == pytest.approx(2 * np.exp(3.0), rel=1e-6)
 
 
+def test_fake_a_second_gpu_trains_while_the_first_is_current(fake_cuda):
+    """As in PyTorch, ops, in-place writes and optimizer steps run on their tensors' GPU
+    whichever is current (the fake, like CuPy without peer access, refuses the other GPU's
+    memory): a model built with default device cuda:1 trains as one on the CPU does."""
+    assert ember.cuda.current_device() == 0
+    results = []
+    for device in ("cpu", "cuda:1"):
+        ember.manual_seed(0)
+        ember.set_default_device(device)
+        try:
+            model = ember.nn.Sequential(
+                ember.nn.Linear(3, 4), ember.nn.ReLU(), ember.nn.Linear(4, 2)
+            )
+            opt = ember.optim.Adam(model.parameters(), lr=0.1)
+            x = ember.ones(5, 3)
+            x.add_(1).mul_(0.5)
+            w = ember.zeros(2)
+            w.fill_(0.25)
+            w.copy_(ember.tensor([0.5, 1.5]))
+            for _ in range(3):
+                opt.zero_grad()
+                loss = (model(x) * w).sum()
+                loss.backward()
+                opt.step()
+        finally:
+            ember.set_default_device(None)
+        assert str(loss.device) == device
+        results.append([p.detach().cpu().numpy() for p in model.parameters()])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_fake_random_is_drawn_on_the_gpu(fake_cuda, monkeypatch):
     def no_host_draws(*a, **k):
         raise AssertionError("drew on the host")

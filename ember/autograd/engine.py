@@ -398,13 +398,8 @@ def _accumulate_leaves(only, leaves, leaf_grads, captured, create_graph: bool) -
 def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
     """``t.grad += g`` with PyTorch's rules: the first gradient gets its own buffer (taken over
     from ``g`` when nothing else can see ``g``'s array, else copied), later ones are added in
-    place; with ``create_graph`` the sum is out of place and differentiable. On ``t``'s GPU,
-    whichever is current (CuPy copies onto the current one)."""
-    with device_context(t._data):
-        _accumulate_here(t, g, create_graph, steal)
-
-
-def _accumulate_here(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
+    place; with ``create_graph`` the sum is out of place and differentiable. The copy and the
+    sum run on ``t``'s GPU, whichever is current (CuPy copies onto the current one)."""
     old = t._grad
     if g._data.shape != t._data.shape or g._data.dtype != t._data.dtype:
         g = _fit(t, g)
@@ -429,7 +424,8 @@ def _accumulate_here(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> N
         ):
             t._grad = Tensor._make(arr)
         else:
-            t._grad = Tensor._make(arr.copy())
+            with device_context(arr):
+                t._grad = Tensor._make(arr.copy())
         return
     if create_graph or old._requires_grad:
         t._grad = apply(ADD, old, g)
@@ -439,7 +435,8 @@ def _accumulate_here(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> N
         tracer.accumulate(old, g)
         return
     try:
-        old._data += g._data
+        with device_context(old._data):
+            old._data += g._data
     except ValueError:  # a read-only or otherwise unwritable .grad set by the user
         t._grad = apply(ADD, old, g)
         return

@@ -33,6 +33,7 @@ from .._config import state
 from .._errors import AutogradError
 from .._node import Node, freed_error, version_error
 from .._tensor import Tensor
+from ..backend import full
 from ..ops.base import Op, Spec
 from .engine import GradSlots
 
@@ -338,7 +339,7 @@ def _record(cls, ctx: FunctionCtx, tensors: tuple, kinds: tuple, outs: tuple, si
         diff[0]._node = node
         diff[0]._requires_grad = True
     elif diff:  # backward gets one gradient per output: each output fills its slot
-        packed = Tensor._make(diff[0].device.xp.empty(0, dtype=diff[0]._data.dtype), True)
+        packed = Tensor._make(full((0,), None, diff[0]._data.dtype, diff[0].device), True)
         node = FunctionNode(op, tensors, packed)
         packed._node = node
         for k, o in enumerate(result):

@@ -147,6 +147,26 @@ def index_of(array) -> int | None:
     return None
 
 
+_SAME = contextlib.nullcontext()
+
+
+def device_context(array):
+    """``with device_context(a):`` runs CuPy work on ``a``'s GPU, whichever is current (as
+    PyTorch runs an op on its tensors' device); nothing to switch for a NumPy array or an array
+    on the current GPU.
+
+    >>> import numpy as np
+    >>> with device_context(np.ones(2)):
+    ...     pass
+    """
+    if _ndarray is None or not isinstance(array, _ndarray):
+        return _SAME
+    gpu = array.device.id
+    if gpu == _cupy.cuda.runtime.getDevice():
+        return _SAME
+    return _cupy.cuda.Device(gpu)
+
+
 def current_device() -> int:
     """Index of the current GPU (the one ``device='cuda'`` means)."""
     return xp().cuda.runtime.getDevice()

@@ -24,7 +24,7 @@ from .._config import graph_tracer, state
 from .._errors import DTypeError, EmberError, EmberIndexError, ShapeError
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Tensor
-from ..backend import to_device
+from ..backend import full, to_device
 from ..ops import indexing as I
 from ..ops.base import apply
 from ..ops.broadcast import Expand
@@ -157,7 +157,7 @@ def parse_index(x: Tensor, key, op: str = "getitem") -> tuple:
                 adv.append(":")
             else:
                 adv.append(len(tensors))
-                tensors.append(Tensor._make(x.device.xp.zeros((0,), dtype=np.int64)))
+                tensors.append(Tensor._make(full((0,), 0, np.int64, x.device)))
         elif tk is tuple:  # a boolean mask: the indices of its nonzero elements
             mask = _on_device(k[1], x)
             ms = mask._data.shape

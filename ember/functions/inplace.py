@@ -20,6 +20,7 @@ from .._config import graph_tracer, state
 from .._errors import AutogradError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
+from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 from ..ops import elementwise as E
 from . import elementwise as F
@@ -92,7 +93,8 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
     if tracer is not None:  # building a graph: rebind x to the new value (ember.static)
         tracer.write(x, result)
     else:
-        x._data[...] = result._data
+        with device_context(x._data):
+            x._data[...] = result._data
     x._version[0] += 1
     if node is not None:
         if rebase:
@@ -167,7 +169,8 @@ def _fast(x: Tensor, other, name: str) -> bool:
     if x._readonly:
         return False
     try:
-        _OPS[name].forward(np if type(xd) is np.ndarray else xp_of(xd), xd, od, out=xd)
+        with device_context(xd):
+            _OPS[name].forward(np if type(xd) is np.ndarray else xp_of(xd), xd, od, out=xd)
     except ValueError:
         return False  # broadcasting that would change x's shape: take the checked path
     x._version[0] += 1
@@ -265,7 +268,8 @@ def fill_(self: Tensor, value) -> Tensor:
     if not _recording(self, (value,)):
         if self._readonly:
             raise EmberError("fill_: the tensor is a read-only broadcast view; clone() it first")
-        self._data[...] = value._data if isinstance(value, Tensor) else value
+        with device_context(self._data):
+            self._data[...] = value._data if isinstance(value, Tensor) else value
         self._version[0] += 1
         return self
     from .creation import zeros_like
@@ -291,7 +295,8 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         src = tensor(src)
     if not _recording(self, (src,)):
         data = to(src, self.device)._data
-        self._data[...] = data
+        with device_context(self._data):
+            self._data[...] = data
         self._version[0] += 1
         return self
 

@@ -135,8 +135,13 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
             kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
         arrays = [t._data for t in inputs]
         try:  # the device kernel registered for the op, or its forward
-            if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
-                out = op.forward(xp, *arrays)
+            if xp is np or (gpu := first.device.id) == xp.cuda.runtime.getDevice():
+                if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
+                    out = op.forward(xp, *arrays)
+            else:  # as in PyTorch, an op runs on its tensors' GPU, whichever is current
+                with xp.cuda.Device(gpu):
+                    if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
+                        out = op.forward(xp, *arrays)
         except EmberError:
             raise
         except Exception as e:  # turn NumPy's message into one naming the op and the inputs

@@ -28,7 +28,7 @@ from .. import dtypes as _dt
 from .._errors import EmberIndexError, ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
-from ..backend import CPU, checks, to_device
+from ..backend import CPU, checks, full, to_device
 from ..backend.arrays import scatter_add
 from .base import Op, Spec, apply
 from .broadcast import sum_to
@@ -82,7 +82,7 @@ def adv_shape(shape: tuple, key: tuple, index_shapes, op: str = "index") -> tupl
 
 
 def _zeros(like: Tensor, shape: tuple) -> Tensor:
-    return Tensor._make(like.device.xp.zeros(shape, dtype=like._data.dtype))
+    return Tensor._make(full(shape, 0, like._data.dtype, like.device))
 
 
 # -- basic indexing: ints, slices, None -----------------------------------------------------

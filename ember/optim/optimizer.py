@@ -51,6 +51,7 @@ from .._config import state as _mode
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..backend import overrides, xp_of
+from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 
 
@@ -167,18 +168,19 @@ class Optimizer:
                         self._traced(tracer, p, grad, state, group, hp)
                         continue
                     g = -grad if group.get("maximize") else grad
-                    count = state.get("step")
-                    if count is not None:
-                        count._data += 1
                     arr = p._data
-                    cpu = type(arr) is np.ndarray
-                    fn = kernels[0 if cpu else 1][type(self)]
-                    xp = np if cpu else xp_of(arr)
-                    if fn is None or fn(self, xp, arr, g._data, state, group) is NotImplemented:
-                        numbers = hps.get(p.device)
-                        if numbers is None:
-                            numbers = hps[p.device] = _numbers(group, _scalar_on(p))
-                        self._rule(p, g, state, group, numbers)
+                    with device_context(arr):  # the parameter's GPU, whichever is current
+                        count = state.get("step")
+                        if count is not None:
+                            count._data += 1
+                        cpu = type(arr) is np.ndarray
+                        fn = kernels[0 if cpu else 1][type(self)]
+                        xp = np if cpu else xp_of(arr)
+                        if fn is None or fn(self, xp, arr, g._data, state, group) is NotImplemented:
+                            numbers = hps.get(p.device)
+                            if numbers is None:
+                                numbers = hps[p.device] = _numbers(group, _scalar_on(p))
+                            self._rule(p, g, state, group, numbers)
                     p._version[0] += 1
         return loss
 
