@@ -2,9 +2,9 @@
 PyTorch's, and the post-accumulate-grad hook against PyTorch's timing."""
 
 import torch
+from ember.utils.data.distributed import DistributedSampler
 
 import ember
-from ember.utils.data.distributed import DistributedSampler
 
 
 def test_sampler_indices_equal_pytorch_without_shuffling():
