@@ -47,15 +47,18 @@ rng = np.random.default_rng(0)
 for step in range(5):
     micro = 2 if step == 2 else 1
     batches = [
-        (ember.tensor(rng.standard_normal((8, 4), np.float32)),
-         ember.tensor(rng.standard_normal((8, 3), np.float32)))
+        (
+            ember.tensor(rng.standard_normal((8, 4), np.float32)),
+            ember.tensor(rng.standard_normal((8, 3), np.float32)),
+        )
         for _ in range(micro)
     ]
     # 1 rank, the combined batch: mean of the two halves' losses (rank 0's half uses extra)
     ref_opt.zero_grad()
     for x, y in batches:
-        halves = [loss_of(reference, x[4 * r : 4 * r + 4], y[4 * r : 4 * r + 4], r == 0)
-                  for r in range(N)]
+        halves = [
+            loss_of(reference, x[4 * r : 4 * r + 4], y[4 * r : 4 * r + 4], r == 0) for r in range(N)
+        ]
         (sum(halves) / N).backward()
     ref_opt.step()
     # 2 ranks: rank r trains on its half
@@ -72,7 +75,10 @@ for step in range(5):
     opt.step()
     for (n, p), q in zip(local.named_parameters(), reference.parameters()):
         np.testing.assert_allclose(
-            p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-5,
+            p.detach().numpy(),
+            q.detach().numpy(),
+            rtol=1e-5,
+            atol=1e-5,
             err_msg=f"step {step}: {n} on rank {R}",
         )
 
