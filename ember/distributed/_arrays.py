@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._mpi import Staged, mpi, mpi_op, raw, reduce_dtype, typed
+from ._mpi import Staged, blocking, mpi, mpi_op, raw, reduce_dtype, typed
 from .group import ProcessGroup
 from .reduce_op import ReduceOp
 from .work import Work
@@ -31,12 +31,21 @@ def _average(pg: ProcessGroup, buf: np.ndarray, op: ReduceOp) -> None:
         buf /= pg.size()
 
 
-def all_reduce(pg: ProcessGroup, arr, op: ReduceOp = ReduceOp.SUM, after=None) -> Work:
-    """Reduce ``arr`` over the group, in place on every rank."""
+def all_reduce(
+    pg: ProcessGroup, arr, op: ReduceOp = ReduceOp.SUM, after=None, wait: bool = False
+) -> Work:
+    """Reduce ``arr`` over the group, in place on every rank. ``wait``: finish it now with
+    MPI's blocking call (faster algorithms than the non-blocking ones; a watchdog enforces
+    the timeout by ending the job, since a blocking call cannot raise)."""
     what = pg.begin("all_reduce", (_desc(arr), op.name), f"tensor {_desc(arr)}, {op.name}")
     mop = mpi_op(op, arr.dtype, "all_reduce")
     s = Staged(arr, reduce_dtype(arr.dtype))
-    req = pg.comm.Iallreduce(mpi().IN_PLACE, typed(s.buf), mop)
+    if wait:
+        with blocking(what, pg.timeout):
+            pg.comm.Allreduce(mpi().IN_PLACE, typed(s.buf), mop)
+        req = None
+    else:
+        req = pg.comm.Iallreduce(mpi().IN_PLACE, typed(s.buf), mop)
 
     def finish():
         _average(pg, s.buf, op)
@@ -44,7 +53,7 @@ def all_reduce(pg: ProcessGroup, arr, op: ReduceOp = ReduceOp.SUM, after=None) -
         if after is not None:
             after()
 
-    return Work([req], finish, what, pg.timeout)
+    return Work([] if req is None else [req], finish, what, pg.timeout)
 
 
 def broadcast(pg: ProcessGroup, arr, root: int, after=None) -> Work:

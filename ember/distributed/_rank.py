@@ -35,7 +35,8 @@ def set_rank_variables(env=os.environ) -> None:
     env.setdefault("LOCAL_WORLD_SIZE", env.get("WORLD_SIZE", "1"))
 
 
-def _report(error: str, where: str) -> None:
+def report(error: str, where: str) -> None:
+    """Leave ``error`` for ``ember run``'s summary (when running under it)."""
     folder = os.environ.get("EMBER_RUN_ERROR_DIR")
     if not folder:
         return
@@ -100,12 +101,12 @@ def main(argv: list[str]) -> None:
         code = e.code if isinstance(e.code, int) else 1
         if not isinstance(e.code, int):
             print(e.code, file=sys.stderr)
-        _report(f"exited with status {e.code}", _where(e.__traceback__))
+        report(f"exited with status {e.code}", _where(e.__traceback__))
         _end_job(code)
     except BaseException as e:  # noqa: B036  (KeyboardInterrupt too: end every rank)
         print(f"[rank {rank}] {type(e).__name__} (ending all ranks):", file=sys.stderr)
         traceback.print_exception(type(e), e, _user_frames(e.__traceback__))
-        _report(f"{type(e).__name__}: {e}", _where(_user_frames(e.__traceback__)))
+        report(f"{type(e).__name__}: {e}", _where(_user_frames(e.__traceback__)))
         _end_job(1)
 
 

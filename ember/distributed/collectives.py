@@ -147,7 +147,8 @@ def all_reduce(
     if _traced(name, async_op, tensor):
         _write(tensor, lambda: apply(_ops.AllReduce(pg, int(op)), tensor), name)
         return None
-    return _done(_arrays.all_reduce(pg, tensor._data, op, _bump(tensor)), async_op)
+    work = _arrays.all_reduce(pg, tensor._data, op, _bump(tensor), wait=not async_op)
+    return _done(work, async_op)
 
 
 def broadcast(

@@ -37,7 +37,7 @@ class AllReduce(_Collective):
 
     def forward(self, xp, x):
         out = x.copy()
-        _arrays.all_reduce(self.group, out, ReduceOp(self.op)).wait()
+        _arrays.all_reduce(self.group, out, ReduceOp(self.op), wait=True).wait()
         return out
 
     def infer(self, x):
