@@ -1,10 +1,11 @@
-"""``ember.save`` / ``ember.load``: checkpoints as safetensors files, never pickle.
+"""``ember.save`` / ``ember.load``: checkpoints as safetensors files; ``torch.save`` files read.
 
 The tensors of the saved object go into the safetensors buffer under their dotted paths; the
 rest of the object (dicts, lists, numbers, strings) goes into the header's ``__metadata__`` as
 JSON under the key ``"ember"``. A plain state dict therefore makes a standard safetensors file
 that other tools (``safetensors``, Hugging Face ``transformers``) read, and loading runs no code
-from the file.
+from the file. ``load`` also reads PyTorch's zip checkpoints through a restricted unpickler
+(``torch_zip``, ``torch_pickle``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .._errors import DeviceError
 from .._tensor import Tensor
 from ..backend import CPU, Device, to_device
 from . import safetensors as _st
+from . import torch_zip as _torch_zip
 from .atomic import atomic_write
 from .errors import CheckpointError
 from .structure import flatten, unflatten
@@ -152,8 +154,18 @@ def load(
     file not written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted
     for PyTorch compatibility and ignored: loading never runs code from the file.
 
-    Files that are not valid (truncated, corrupt, hostile, pickles) raise ``CheckpointError``
-    naming the file and the problem.
+    A file that ``torch.save`` wrote (a zip archive, found by its magic bytes) loads too,
+    without torch, as ``torch.load(path, weights_only=True)`` would load it: its pickle goes
+    through a restricted unpickler that resolves only tensor rebuild functions, storages,
+    dtypes, ``torch.Size``, ``torch.device``, ``OrderedDict`` and plain containers
+    (``ember.serialization.torch_pickle.ALLOWED``) and refuses any other global before running
+    anything, so ``model.load_state_dict(ember.load("model.pth"))`` works for a state dict
+    saved by PyTorch, while a whole pickled ``nn.Module`` is a ``CheckpointError`` that says so.
+    Tensors come back on the CPU (then ``map_location`` applies), each with an array of its
+    own; Parameters keep their ``requires_grad``; ``verify`` checks the archive's CRC-32s.
+
+    Files that are not valid (truncated, corrupt, hostile, other pickles) raise
+    ``CheckpointError`` naming the file and the problem.
 
     >>> import ember, io
     >>> buf = io.BytesIO()
@@ -164,8 +176,13 @@ def load(
     """
     fh, source, owned = _open(f)
     try:
-        header = _st.read_header(fh, source, verify)
+        start = fh.tell()
+        head = fh.read(4) or b""
+        fh.seek(start)
         place = _placer(map_location, source)
+        if _torch_zip.is_torch_zip(head):
+            return _torch_zip.load(fh, source, place, verify)
+        header = _st.read_header(fh, source, verify)
         loaded: dict[str, tuple[Tensor, str, bool]] = {}
         # What a header may make the loader allocate: the tensors it holds, each once; the
         # tiling check in read_header already ties that to the file's size, and this budget

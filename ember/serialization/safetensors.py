@@ -194,15 +194,13 @@ def write(
 def _sniff(head: bytes) -> str:
     """A hint for files that are some other format (pickles above all)."""
     if head.startswith(b"PK\x03\x04"):
-        return (
-            "; it is a zip archive, as torch.save writes (a pickle inside): ember never unpickles "
-            "files, since loading a pickle can run arbitrary code; convert it once with PyTorch "
-            "(safetensors.torch.save_file(torch.load(path), new_path)) and load that"
-        )
+        return "; it is a zip archive (a torch.save file? ember.load reads those)"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return (
-            "; it is a Python pickle (e.g. an old torch.save file): ember never unpickles files, "
-            "since loading a pickle can run arbitrary code; convert it to safetensors with PyTorch"
+            "; it is a Python pickle (e.g. a torch.save file in the legacy format of PyTorch "
+            "before 1.6): ember reads pickles only inside the zip archives torch.save writes, "
+            "through a restricted unpickler, and never runs a bare pickle; re-save it with "
+            "PyTorch (torch.save(torch.load(path, weights_only=True), new_path)) and load that"
         )
     if head.startswith(b"\x93NUMPY"):
         return "; it is a NumPy .npy file: load it with numpy.load and wrap it with ember.tensor"
