@@ -15,6 +15,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
 
 from . import (  # ember.data, ember.utils.data (torch.utils.data)
     _tensor_methods,  # noqa: E402,F401  (attaches the Tensor methods)
+    amp,  # noqa: E402  (mixed precision: ember.amp, ember.autocast)
     autograd,
     data,
     dtypes,
@@ -51,6 +52,14 @@ from ._legacy import CPU_TYPES as _CPU_TYPES
 from ._repr import get_printoptions, printoptions, set_printoptions
 from ._shape import broadcast_shapes as _broadcast_shapes
 from ._tensor import Size, Tensor
+from .amp.autocast_mode import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
+from .amp.device_aliases import register as _register_cpu
 from .backend import Device, device, get_default_device, set_default_device
 from .backend.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
@@ -105,15 +114,6 @@ from .random import (
 )  # noqa: E501
 from .serialization import CheckpointError, load, save
 from .static import compile  # noqa: E402,A004  (ember.compile)
-from . import amp  # noqa: E402  (mixed precision: ember.amp, ember.autocast)
-from .amp.autocast_mode import (
-    autocast,
-    clear_autocast_cache,
-    get_autocast_dtype,
-    is_autocast_cache_enabled,
-    is_autocast_enabled,
-)
-from .amp.device_aliases import register as _register_cpu
 
 cpu = _register_cpu()  # ember.cpu, ember.cpu.amp, ember.cuda.amp
 from .utils.summary import summary
