@@ -10,9 +10,8 @@ kernels themselves (fused elementwise programs, cuBLAS through ctypes) need a GP
 marked ``gpu`` at the end run there.
 """
 
-import warnings
-
 import re
+import warnings
 
 import numpy as np
 import pytest
