@@ -55,8 +55,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # graphs (trace, IR, passes, executor, compile), their pictures, checkpoint files (graph
     # files hold weights as safetensors); static/ is to know no module or optimizer class
     ("static", ("ember.static", "ember.viz", "ember.serialization")),
-    # modules, optimizers, data loading, torch.utils-style helpers
-    ("library", ("ember.nn", "ember.optim", "ember.data", "ember.utils", "ember.amp")),
+    # modules, optimizers, data loading, torch.utils-style helpers, collectives (ember.distributed)
+    (
+        "library",
+        ("ember.nn", "ember.optim", "ember.data", "ember.utils", "ember.amp", "ember.distributed"),
+    ),
     # the public surface (the package root, "ember" itself) and what is built on all of it
     (
         "top",
