@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -37,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "train":  # its own options, for the ranks of --nproc to parse again
+        raw = list(sys.argv[1:] if argv is None else argv)
+        args.train_argv = raw[raw.index("train") + 1 :]
     try:
         if args.command == "train":
             from .train import run_train
@@ -53,9 +57,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ember {args.command}: interrupted", file=sys.stderr)
         return 130
     except EmberError as e:
-        print(f"ember {args.command}: error: {e}", file=sys.stderr)
-        return 1
+        return _error(args.command, str(e))
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
-        print(f"ember {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
-        return 1
+        return _error(args.command, f"{where}{e.strerror or e}")
+
+
+def _error(command: str, message: str) -> int:
+    """Print the one-line error; on a rank of ``ember run`` also leave it for its summary."""
+    rank = os.environ.get("RANK") if "EMBER_RUN_ERROR_DIR" in os.environ else None
+    name = f"ember {command}" if rank in (None, "0") else f"ember {command} [rank {rank}]"
+    print(f"{name}: error: {message}", file=sys.stderr)
+    if rank is not None:
+        from ..distributed._rank import report
+
+        report(f"ember {command}: {message}", "")
+    return 1

@@ -25,6 +25,7 @@ TRAIN_DEFAULTS = {
     "workers": 0,
     "seed": 0,
     "augment": None,  # decided by the data: on for CIFAR-10 and image folders
+    "nproc": 1,
 }
 
 EPILOG_TRAIN = """\
@@ -33,6 +34,7 @@ examples:
   ember train --data ~/data/mnist --epochs 5   a folder of MNIST IDX files
   ember train --data ~/data/cifar-10-batches-bin --model resnet18 --device cuda
   ember train --resume runs/digits-cnn-1       continue an interrupted run
+  ember train --nproc 2                        data-parallel on 2 processes (MPI)
 
 --data is 'digits' or a folder holding MNIST / Fashion-MNIST IDX files, the CIFAR-10
 binary batches, or images in one sub-folder per class (with train/ and test/ splits, or
@@ -147,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=non_negative_int, help="background data-loading workers (default 0)"
     )
     train.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
+    train.add_argument(
+        "--nproc",
+        type=positive_int,
+        metavar="N",
+        help="data-parallel training on N processes of this machine through 'ember run' "
+        "(MPI); --batch-size is per process (default 1)",
+    )
     train.add_argument(
         "--out", help="output folder (default runs/<data>-<model>-N, a new one each run)"
     )

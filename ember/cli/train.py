@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -25,12 +26,59 @@ CONFIG_FILE = "config.json"
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Train as ``args`` say; returns the exit status."""
+    """Train as ``args`` say; returns the exit status.
+
+    With ``--nproc N`` (N > 1) this process only launches: ``ember run -n N`` starts ``python
+    -m ember train ...`` N times, and each of those (``WORLD_SIZE`` set by the launcher) is one
+    data-parallel rank. Rank 0 alone writes the run folder and prints."""
     if args.list_models:
         from .. import models
 
         print("\n".join(models.list_models()))
         return 0
+    world = _launched_world(args)
+    if world is None:
+        out, state_path, config = _prepare(args)
+        if config["nproc"] > 1:
+            return _launch(args, config, out, state_path)
+        return _train(args, config, out, state_path, rank=0, world=1)
+
+    from .. import distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("mpi")
+    rank = dist.get_rank()
+    found: list = [None]
+    if rank == 0:  # one rank decides the folder (a new run-N), the others are told
+        try:
+            found = [("ok", _prepare(args))]
+        except CliError as e:
+            found = [("error", str(e))]
+    dist.broadcast_object_list(found, src=0)
+    kind, value = found[0]
+    if kind == "error":  # rank 0 reports it and ends the job
+        if rank == 0:
+            raise CliError(value)
+        return 0
+    out, state_path, config = value
+    config["nproc"] = world
+    return _train(args, config, out, state_path, rank=rank, world=world)
+
+
+def _launched_world(args) -> int | None:
+    """The job's size when this process is a rank started by ``ember run`` / ``mpiexec`` for
+    ``--nproc``, else None (this process trains alone, or launches the ranks)."""
+    size = os.environ.get("WORLD_SIZE")
+    if size is None or args.nproc is None and size == "1":
+        return None
+    world = int(size)
+    if args.nproc is not None and args.nproc != world:
+        raise CliError(f"--nproc {args.nproc}: this process is one of {world} ranks already")
+    return world
+
+
+def _prepare(args) -> tuple[Path, Path | None, dict]:
+    """The output folder, the state to resume from (or None) and the run's settings."""
     out, state_path, saved = _run_folder(args)
     config = {key: value for key, value in TRAIN_DEFAULTS.items()}
     config.update(saved)
@@ -39,7 +87,28 @@ def run_train(args: argparse.Namespace) -> int:
         raise CliError(f"--resume {args.resume}: the run continues in {out}; leave out --out")
     if state_path is not None:
         _check_same_run(args, saved, out)
+    if config["nproc"] > 1 and config["compile"]:
+        raise CliError(
+            f"--compile with --nproc {config['nproc']}: not supported yet (DDP's gradient "
+            "hooks run eagerly); leave out one of them"
+        )
+    return out, state_path, config
 
+
+def _launch(args, config: dict, out: Path, state_path: Path | None) -> int:
+    """``ember run -n N python -m ember train <the same options>`` (every rank told the
+    folder this process chose); the job's exit status, with the launcher's summary on failure."""
+    from ..distributed.launch import run
+
+    argv = ["-m", "ember", "train", *args.train_argv]
+    if state_path is None:
+        argv += ["--out", str(out)]
+    if args.nproc is None:  # from a resumed run's config.json
+        argv += ["--nproc", str(config["nproc"])]
+    return run(config["nproc"], argv)
+
+
+def _train(args, config: dict, out: Path, state_path: Path | None, rank: int, world: int) -> int:
     import random
 
     import numpy as np
@@ -48,25 +117,37 @@ def run_train(args: argparse.Namespace) -> int:
     from ..data import DataLoader
     from ..train import Trainer, TrainingInterrupted
 
-    manual_seed(config["seed"])
+    lead = rank == 0
+    manual_seed(config["seed"])  # the same on every rank: equal initial weights
     random.seed(config["seed"])
     np.random.seed(config["seed"] % 2**32)
-    device = pick_device(config["device"])
+    device = pick_device(_rank_device(config["device"], world))
     train_set, test_set, info, augment = open_data(config["data"], config["augment"])
     config["augment"] = augment
     config["dataset"] = _describe(info)
     model = build_model(config["model"], info)
-    optimizer = build_optimizer(config, model.parameters())
     loader_args = {"num_workers": config["workers"], "pin_memory": device.type == "cuda"}
+    sampler, eval_set = None, test_set
+    if world > 1:
+        from ..data import DistributedSampler, Subset
+        from ..nn.parallel import DistributedDataParallel
+
+        model.to(device)
+        model = DistributedDataParallel(model)  # rank 0's weights on every rank
+        sampler = DistributedSampler(train_set, world, rank, shuffle=True, seed=config["seed"])
+        eval_set = Subset(test_set, range(rank, len(test_set), world))  # disjoint, no padding
+    optimizer = build_optimizer(config, model.parameters())
     train_loader = DataLoader(
         train_set,
         batch_size=config["batch_size"],
-        shuffle=True,
+        shuffle=sampler is None,
+        sampler=sampler,
         generator=Generator().manual_seed(config["seed"]),
         **loader_args,
     )
-    test_loader = DataLoader(test_set, batch_size=max(256, config["batch_size"]), **loader_args)
+    test_loader = DataLoader(eval_set, batch_size=max(256, config["batch_size"]), **loader_args)
     scheduler, per_step = build_scheduler(config, optimizer, len(train_loader))
+    quiet = args.quiet or not lead
     trainer = Trainer(
         model,
         optimizer,
@@ -77,28 +158,43 @@ def run_train(args: argparse.Namespace) -> int:
         device=device,
         compile=config["compile"],
         amp=config.get("amp", False),
-        out_dir=out,
-        verbose=0 if args.quiet else 1,
+        out_dir=out if lead else None,
+        verbose=0 if quiet else 1,
         input_bound_hint="raise --workers (now {workers})",
         config=config,
-        checkpoint_every=args.checkpoint_every,
+        checkpoint_every=args.checkpoint_every if lead else 0,
     )
     if state_path is not None:
-        trainer.resume(state_path)
-    say = (lambda *a: None) if args.quiet else _stderr
-    say(_header(config, info, train_set, test_set, device, out, trainer))
+        trainer.resume(state_path)  # every rank: rank 0's state
+    if not quiet:
+        _stderr(_header(config, info, train_set, test_set, device, out, trainer, world))
 
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        if lead:
+            warnings.showwarning = _show_warning
+        else:
+            warnings.simplefilter("ignore")  # rank 0 says it once
         try:
             history = trainer.fit(config["epochs"])
         except TrainingInterrupted as e:
-            _stderr(f"ember train: {e}; continue with: ember train --resume {out}")
+            if lead:
+                _stderr(f"ember train: {e}; continue with: ember train --resume {out}")
             return 130
     seconds = time.perf_counter() - start
-    print(_result_line(history, seconds, out))
+    if lead:
+        print(_result_line(history, seconds, out), flush=True)
     return 0
+
+
+def _rank_device(spec: str, world: int) -> str:
+    """``cuda`` on a rank of a multi-process job: the GPU of its local rank (round robin)."""
+    if world == 1 or spec != "cuda":
+        return spec
+    from .. import cuda
+
+    count = cuda.device_count() if cuda.is_available() else 0
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0')) % count}" if count else spec
 
 
 def _run_folder(args) -> tuple[Path, Path | None, dict]:
@@ -166,16 +262,20 @@ def _describe(info) -> dict:
     }
 
 
-def _header(config, info, train_set, test_set, device, out, trainer) -> str:
+def _header(config, info, train_set, test_set, device, out, trainer, world: int = 1) -> str:
     c, (h, w) = config, info.image_size
     resumed = ""
     if trainer.epoch or trainer.step_in_epoch:
         resumed = f", resuming at epoch {trainer.epoch + 1} step {trainer.step_in_epoch + 1}"
+    batch, where = f"batch {c['batch_size']}", str(device)
+    if world > 1:
+        batch += f" per process ({c['batch_size'] * world} in all)"
+        where = f"{world} processes ({device}, MPI data-parallel)"
     return (
         f"ember train: {c['model']} on {info.name} ({len(train_set):,} train / "
         f"{len(test_set):,} test images, {info.in_channels}x{h}x{w}, {info.num_classes} classes)"
-        f", {c['epochs']} epochs, {c['optimizer']} lr {c['lr']:g}, batch {c['batch_size']}, "
-        f"{device}{', compiled' if c['compile'] else ''}{_amp_note(c)}{resumed} -> {out}"
+        f", {c['epochs']} epochs, {c['optimizer']} lr {c['lr']:g}, {batch}, "
+        f"{where}{', compiled' if c['compile'] else ''}{_amp_note(c)}{resumed} -> {out}"
     )
 
 

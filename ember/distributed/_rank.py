@@ -1,4 +1,5 @@
-"""One rank of ``ember run``: ``python -m ember.distributed._rank script.py args...``.
+"""One rank of ``ember run``: ``python -m ember.distributed._rank script.py args...`` (or
+``-m module args...``, as ``ember train --nproc N`` starts ``-m ember train ...``).
 
 Sets PyTorch's launcher variables from the MPI launcher's, runs the script as ``__main__``,
 and when it fails (an exception, or ``sys.exit`` with a non-zero status) writes a report for
@@ -35,14 +36,18 @@ def set_rank_variables(env=os.environ) -> None:
     env.setdefault("LOCAL_WORLD_SIZE", env.get("WORLD_SIZE", "1"))
 
 
-def report(error: str, where: str) -> None:
-    """Leave ``error`` for ``ember run``'s summary (when running under it)."""
+def report(error: str, where: str, keep: bool = False) -> None:
+    """Leave ``error`` for ``ember run``'s summary (when running under it). ``keep``: leave
+    the report this rank already wrote (a program's own one-line error, e.g. ember train's,
+    says more than the ``sys.exit(1)`` that follows it)."""
     folder = os.environ.get("EMBER_RUN_ERROR_DIR")
     if not folder:
         return
     rank = os.environ.get("RANK", "?")
     report = {"rank": rank, "error": error, "where": where, "time": time.time()}
     path = os.path.join(folder, f"rank-{rank}.json")
+    if keep and os.path.exists(path):
+        return
     try:
         with open(path + ".tmp", "w") as f:
             json.dump(report, f)
@@ -85,23 +90,33 @@ def _user_frames(tb):
 
 
 def main(argv: list[str]) -> None:
-    if not argv:
-        print("usage: python -m ember.distributed._rank script.py [args...]", file=sys.stderr)
+    if not argv or (argv[0] == "-m" and len(argv) < 2):
+        print(
+            "usage: python -m ember.distributed._rank (script.py | -m module) [args...]",
+            file=sys.stderr,
+        )
         os._exit(2)
     set_rank_variables()
-    script = argv[0]
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    module = argv[1] if argv[0] == "-m" else None
+    if module is None:
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+    else:
+        sys.argv = [module, *argv[2:]]
+        sys.path[0] = os.getcwd()
     rank = os.environ.get("RANK", "?")
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module is None:
+            runpy.run_path(argv[0], run_name="__main__")
+        else:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as e:
         if e.code in (None, 0):
             return
         code = e.code if isinstance(e.code, int) else 1
         if not isinstance(e.code, int):
             print(e.code, file=sys.stderr)
-        report(f"exited with status {e.code}", _where(e.__traceback__))
+        report(f"exited with status {e.code}", _where(e.__traceback__), keep=True)
         _end_job(code)
     except BaseException as e:  # noqa: B036  (KeyboardInterrupt too: end every rank)
         print(f"[rank {rank}] {type(e).__name__} (ending all ranks):", file=sys.stderr)

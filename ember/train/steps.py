@@ -83,7 +83,7 @@ class TrainerSteps:
     def _eager_train(self, x, y):
         self.optimizer.zero_grad()
         with self._autocast():
-            out = self.model(x)
+            out = (self.model if self.ddp is None else self.ddp)(x)  # DDP: averages grads
             loss = self.loss_fn(out, y)
         self._backward_step(loss)
         return loss, self._eager_stats(out, y)

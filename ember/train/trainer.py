@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -122,6 +123,16 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
     - ``config``: a JSON-able dict describing the run (model name, data, ...): saved in every
       training checkpoint, in ``config.json`` and in TensorBoard's ``hparams`` text.
 
+    Data-parallel training: pass a ``DistributedDataParallel`` model (every rank builds its
+    own Trainer; give ``out_dir`` and ``verbose`` to rank 0 only). Training steps run through
+    the wrapper; ``trainer.model`` is the wrapped module, so checkpoints and ``best`` weights
+    hold its keys (no ``module.`` prefix) and every rank can ``resume`` from rank 0's file. A
+    sampler with ``set_epoch`` (``DistributedSampler``) gets the epoch before each epoch.
+    The epoch's training loss and accuracies are summed over the ranks; evaluation runs on
+    every rank's own loader (give each a disjoint share of the test set, or all the whole of
+    it) with rank 0's buffers, and its sums are added up over the ranks, so every rank logs
+    the same figures. ``evaluate`` is then a collective: every rank must call it.
+
     ``fit(epochs)`` trains until ``epochs`` epochs in all are done (a resumed trainer continues
     from where its checkpoint stopped) and returns ``history``: per-epoch lists under
     ``train_loss``, ``train_acc``, ``test_loss``, ``test_acc`` (fractions), ``lr`` (the first
@@ -165,7 +176,12 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
                 f"Trainer: scheduler_interval must be 'epoch' or 'step', got {scheduler_interval!r}"
             )
         self.topk = tuple(int(k) for k in topk if int(k) > 1)
-        self.model = model
+        self.model, self.ddp = _unwrap(model)
+        if self.ddp is not None and compile:
+            raise EmberError(
+                "Trainer: compile=True with a DistributedDataParallel model is not supported "
+                "(its gradient hooks run eagerly); train it with compile=False"
+            )
         self.optimizer = optimizer
         self.train_loader = train_loader
         self.eval_loader = eval_loader
@@ -333,6 +349,9 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         self._call("on_epoch_begin", epoch)
         model, loader = self.model, self.train_loader
         model.train()
+        set_epoch = getattr(getattr(loader, "sampler", None), "set_epoch", None)
+        if callable(set_epoch):  # DistributedSampler: this epoch's shuffle, the same on all ranks
+            set_epoch(epoch)
         lr = float(self.optimizer.param_groups[0]["lr"])
         if self._resume_point is not None:
             k, epoch_rng, rng_now, partial = self._resume_point
@@ -352,11 +371,12 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         del it
         self._rng_after_train = _rng.capture(self._gens)
         self._phase = "eval"
-        logs = {"train_loss": acc.loss_sum / acc.count if acc.count else math.nan}
-        if acc.correct and acc.count:
-            logs["train_acc"] = acc.correct[0] / acc.count
-            for k_, c in zip(self.topk, acc.correct[1:]):
-                logs[f"train_top{k_}"] = c / acc.count
+        loss_sum, count, correct = self._sum_over_ranks(acc.loss_sum, acc.count, acc.correct)
+        logs = {"train_loss": loss_sum / count if count else math.nan}
+        if correct and count:
+            logs["train_acc"] = correct[0] / count
+            for k_, c in zip(self.topk, correct[1:]):
+                logs[f"train_top{k_}"] = c / count
         if self.eval_loader is not None:
             result = self._evaluate(self.eval_loader, check_interrupt=True)
             logs["test_loss"] = result["loss"]
@@ -369,7 +389,7 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         logs["lr"] = acc.lr
         logs["epoch_time"] = time.perf_counter() - self._epoch_start
         logs["data_wait"] = acc.wait / busy if busy > 0 else 0.0
-        logs["samples_per_s"] = acc.count / busy if busy > 0 else 0.0
+        logs["samples_per_s"] = count / busy if busy > 0 else 0.0  # all ranks' samples
         for key, value in logs.items():
             self.history.setdefault(key, []).append(float(value))
         if self.scheduler is not None and self.scheduler_interval == "epoch":
@@ -450,6 +470,25 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
             t_prev = perf()
         acc.elapsed = perf() - self._epoch_start
 
+    def _sum_over_ranks(self, loss_sum: float, count: int, correct: list) -> tuple:
+        """``(loss_sum, count, correct)`` added up over the data-parallel ranks (as they are
+        without DDP). Every rank sends a vector of one length, even one that saw no batch."""
+        if self.ddp is None or self.ddp.process_group.size() == 1:
+            return loss_sum, count, correct
+        import numpy as np
+
+        from .. import distributed as dist
+        from .._tensor import Tensor
+
+        n = 1 + len(self.topk)
+        counts = list(correct) + [0] * (n - len(correct))
+        values = np.array([loss_sum, count, 1 if correct else 0, *counts], dtype=np.float64)
+        t = Tensor._make(values)
+        dist.all_reduce(t, group=self.ddp.process_group)
+        v = t.numpy()
+        correct = [int(round(c)) for c in v[3:]] if v[2] > 0 else []
+        return float(v[0]), int(round(v[1])), correct
+
     def _split(self, batch):
         if isinstance(batch, (tuple, list)) and len(batch) >= 2:
             x, y = batch[0], batch[1]
@@ -485,6 +524,8 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
         self._setup_compile()
         model = self.model
         was_training = getattr(model, "training", False)
+        if self.ddp is not None:  # every rank evaluates rank 0's model (BatchNorm statistics)
+            self.ddp._sync(list(model.buffers()))
         model.eval()
         loss_sum, count, correct = 0.0, 0, None
         try:
@@ -503,12 +544,22 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
                         raise KeyboardInterrupt
         finally:
             model.train(was_training)
+        loss_sum, count, correct = self._sum_over_ranks(loss_sum, count, correct or [])
         out: dict[str, Any] = {"loss": loss_sum / count if count else math.nan, "samples": count}
         if correct and count:
             out["acc"] = correct[0] / count
             for k, c in zip(self.topk, correct[1:]):
                 out[f"top{k}"] = c / count
         return out
+
+
+def _unwrap(model) -> tuple:
+    """``(module, wrapper)`` for a DistributedDataParallel model, else ``(model, None)``
+    (without importing ember.distributed, and so mpi4py, for a plain model)."""
+    parallel = sys.modules.get("ember.nn.parallel.distributed")
+    if parallel is not None and isinstance(model, parallel.DistributedDataParallel):
+        return model.module, model
+    return model, None
 
 
 def fit(
