@@ -87,6 +87,8 @@ def _prepare(args) -> tuple[Path, Path | None, dict]:
         raise CliError(f"--resume {args.resume}: the run continues in {out}; leave out --out")
     if state_path is not None:
         _check_same_run(args, saved, out)
+    if config["compile"] is None:  # the faster path measured for ember train's models
+        config["compile"] = str(config["device"]).startswith("cuda") and config["nproc"] == 1
     if config["nproc"] > 1 and config["compile"]:
         raise CliError(
             f"--compile with --nproc {config['nproc']}: not supported yet (DDP's gradient "
@@ -275,7 +277,7 @@ def _header(config, info, train_set, test_set, device, out, trainer, world: int 
         f"ember train: {c['model']} on {info.name} ({len(train_set):,} train / "
         f"{len(test_set):,} test images, {info.in_channels}x{h}x{w}, {info.num_classes} classes)"
         f", {c['epochs']} epochs, {c['optimizer']} lr {c['lr']:g}, {batch}, "
-        f"{where}{', compiled' if c['compile'] else ''}{_amp_note(c)}{resumed} -> {out}"
+        f"{where}, {'compiled' if c['compile'] else 'eager'}{_amp_note(c)}{resumed} -> {out}"
     )
 
 
