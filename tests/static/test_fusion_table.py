@@ -50,6 +50,7 @@ CASES = [
     (ew.PowScalar(0.5), "f"),
     (ew.PowScalar(-1), "f"),
     (ew.PowScalar(3), "f"),
+    (ew.POW, "ff"),
     (ew.Cast(dtypes.float32), "b"),
     (ew.Cast(dtypes.float64), "f"),
     (ew.Cast(dtypes.bfloat16), "f"),

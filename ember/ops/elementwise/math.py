@@ -230,6 +230,7 @@ class Pow(Binary):
     is 0 where a == 0 and b >= 0 (and NaN for negative bases)."""
 
     saves_inputs = True
+    scalar = "x ** y"
 
     def forward(self, xp, a, b):
         return xp.power(a, b)

@@ -26,6 +26,13 @@ by ``fused_renderers``:
   does), so a 16-bit result can differ from the op-by-op one by a unit in the last place or
   so (it skips the intermediate roundings). A ``Cast`` into a 16-bit dtype still rounds.
 
+A 0-d fusable value a group reads (an optimizer's hyperparameter cast, Adam's bias correction
+``1 - beta2 ** step`` in float64) joins it as a copy, with the 0-d values it is made of,
+whatever else reads it: each kernel recomputes it in its own dtype (``FusedElementwise.types``;
+numba once before its loops, CUDA a few scalar instructions a thread) instead of a launch per
+scalar op. The 0-d node itself stays only while something outside the groups reads it (a stored
+step counter, a loss).
+
 With numba, one large float32 / float64 op alone becomes a kernel too (``SINGLE_MIN``).
 
 Nodes are not moved across an op that writes state while the graph runs (an optimizer update).
@@ -117,9 +124,12 @@ class FusedElementwise(Op):
     """Elementwise ``program`` over the node's inputs, in one pass (numba) or into reused
     buffers (NumPy). ``program`` is a tuple of ``(op, args)``: an arg ``i < n_inputs`` is the
     ``i``-th input, a larger one the result of instruction ``i - n_inputs``; the last
-    instruction's result is the output (``shape``, ``dtype``). ``reuse`` names an input whose
-    buffer may hold the output (set by ``memory.reuse_buffers`` when that input is dead
-    after this node). ``expr`` is the program as text, for reading."""
+    instruction's result is the output (``shape``, ``dtype``). ``types`` gives each
+    instruction's ``(dtype name, shape)``: the output's, or ``()`` and any float dtype for a
+    0-d value the program recomputes (a hyperparameter's cast, a bias correction); empty when
+    every instruction has the output's. ``reuse`` names an input whose buffer may hold the
+    output (set by ``memory.reuse_buffers`` when that input is dead after this node). ``expr``
+    is the program as text, for reading."""
 
     expr: str
     reuse: int = -1
@@ -127,21 +137,32 @@ class FusedElementwise(Op):
     n_inputs: int = dataclasses.field(default=0, init=False)
     shape: tuple = dataclasses.field(default=(), init=False)
     dtype: str = dataclasses.field(default="float32", init=False)
+    types: tuple = dataclasses.field(default=(), init=False)
     differentiable = False
     serializable = False
 
     @classmethod
-    def make(cls, expr: str, program: tuple, n_inputs: int, shape: tuple, dtype: str, reuse=-1):
+    def make(
+        cls,
+        expr: str,
+        program: tuple,
+        n_inputs: int,
+        shape: tuple,
+        dtype: str,
+        reuse=-1,
+        types: tuple = (),
+    ):
         op = cls(expr, reuse)
         for k, v in (("program", program), ("n_inputs", n_inputs), ("shape", shape)):
             object.__setattr__(op, k, v)
         object.__setattr__(op, "dtype", dtype)
+        object.__setattr__(op, "types", types)
         return op
 
     def with_reuse(self, index: int) -> FusedElementwise:
         """The same program, allowed to write its output into input ``index``'s buffer."""
         return FusedElementwise.make(
-            self.expr, self.program, self.n_inputs, self.shape, self.dtype, index
+            self.expr, self.program, self.n_inputs, self.shape, self.dtype, index, self.types
         )
 
     def __post_init__(self) -> None:
@@ -170,12 +191,12 @@ class FusedElementwise(Op):
         names = tuple(a.dtype.name for a in inputs)
         if any(d not in CUDA_INPUTS for d in names):
             return NotImplemented
-        key = (id(xp), self.program, names, self.dtype)
+        key = (id(xp), self.program, names, self.dtype, self.types)
         k = _CUPY_KERNELS.get(key)
         if k is None:
-            ins, outs, op = cuda_source(self.program, names, self.dtype)
+            ins, outs, op = cuda_source(self.program, names, self.dtype, self.types)
             k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(
-                ins, outs, op, "ember_fused", preamble=cuda_preamble(names, self.dtype)
+                ins, outs, op, "ember_fused", preamble=cuda_preamble(names, self.dtype, self.types)
             )
         args = [raw_view(xp, a) for a in inputs]
         out = None
@@ -209,10 +230,17 @@ class FusedElementwise(Op):
                 return a
         return None
 
+    def _full_steps(self) -> tuple | None:
+        """Per instruction, whether its result has the output's shape and dtype (so it may be
+        written into an output-sized buffer); None when all do."""
+        if not self.types:
+            return None
+        return tuple(t == (self.dtype, self.shape) for t in self.types)
+
     def _run_numpy(self, inputs):
         steps = self._np_steps
         if steps is None:
-            steps = numpy_steps(self.program, self.n_inputs, self.reuse)
+            steps = numpy_steps(self.program, self.n_inputs, self.reuse, self._full_steps())
             object.__setattr__(self, "_np_steps", steps)
         vals = list(inputs)
         pool = []
@@ -246,6 +274,7 @@ class FusedElementwise(Op):
                 [np.dtype(a.dtype).name for a in inputs],
                 [a.shape for a in inputs],
                 self.reuse if self._reads_out(inputs) else -1,
+                self.types,
             )
             if made is not None:
                 src, views = made
@@ -308,7 +337,9 @@ def _fused_cuda(op: FusedElementwise, xp, *inputs):
 
 def elementwise_fusion(graph: Graph) -> Graph:
     """A copy of ``graph`` where each group of two or more elementwise nodes (see above) is
-    one ``FusedElementwise`` node, defining the group's root value."""
+    one ``FusedElementwise`` node, defining the group's root value. A 0-d fusable value a group
+    reads is copied into its program (with the 0-d values it is made of); the node stays only
+    while something outside a group still reads it."""
     g = clone(graph)
     uses = consumers(g)
     keep = roots(g) | stored(g) | {v.id for v in g.outputs}
@@ -319,44 +350,41 @@ def elementwise_fusion(graph: Graph) -> Graph:
         barrier_before.append(last)
         if has_side_effects(n.op) and type(n.op) is not Assign:
             last = i
-    assigned: set = set()
+    assigned: set = set()  # ids of nodes a group owns (dropped with it)
+    copied: set = set()  # ids of 0-d nodes some group recomputes
+    needed: set = set()  # ids read by a node that stays (set after all its readers are seen)
+    dead: set = set()  # copied 0-d nodes nothing outside a group reads: dropped
     groups = []
+    drop: set = set()  # the values groups own, other than their roots
     big = _jit.enabled()  # one large op alone is worth a kernel too (one pass, no temporaries)
     for i in range(len(g.nodes) - 1, -1, -1):
         root = g.nodes[i]
-        if root.output.id in assigned or not fusable(root):
+        rid = root.output.id
+        if rid in assigned:
             continue
+        if rid in copied and rid not in needed and rid not in keep:
+            dead.add(rid)
+            continue
+        if not fusable(root):
+            needed.update(x.id for x in root.inputs)
+            continue
+        members, owned = _group(root, uses, keep, pos, barrier_before[i], assigned)
         out = root.output
-        members = {out.id: root}
-        barrier = barrier_before[i]
-        grew = True
-        while grew:
-            grew = False
-            for m in list(members.values()):
-                for x in m.inputs:
-                    if (
-                        x.kind != "node"
-                        or x.id in members
-                        or x.id in assigned
-                        or x.id in keep
-                        or x.shape != out.shape
-                        or x.dtype != out.dtype
-                        or pos[x.id] <= barrier
-                        or not fusable(x.node)
-                        or any(u.output.id not in members for u in uses.get(x.id, ()))
-                    ):
-                        continue
-                    members[x.id] = x.node
-                    grew = True
         if len(members) < 2 and not (
             big and out.dtype.name in _jit.NUMBA_TYPES and math.prod(out.shape) >= SINGLE_MIN
         ):
+            needed.update(x.id for x in root.inputs)
             continue
-        assigned.update(members)
+        assigned.update(owned)
+        copied.update(m for m in members if m not in owned)
+        for n in members.values():
+            needed.update(x.id for x in n.inputs if x.id not in members)
         groups.append((root, sorted(members.values(), key=lambda n: pos[n.output.id])))
+        drop.update(owned - {rid})
     if not groups:
         return g
-    drop = set()
+    assert not drop & needed, "elementwise_fusion: a dropped value is still read"
+    drop |= dead
     for root, members in groups:
         ids = {n.output.id for n in members}
         ext, ext_index = [], {}
@@ -383,11 +411,47 @@ def elementwise_fusion(graph: Graph) -> Graph:
             parts = [f"x{a}" if a < n_in else texts[a - n_in] for a in args]
             texts[k] = text(op, parts)
         out = root.output
-        root.op = FusedElementwise.make(texts[len(prog) - 1], prog, n_in, out.shape, out.dtype.name)
+        types = tuple((n.output.dtype.name, tuple(n.output.shape)) for n in members)
+        if all(t == (out.dtype.name, tuple(out.shape)) for t in types):
+            types = ()
+        root.op = FusedElementwise.make(
+            texts[len(prog) - 1], prog, n_in, out.shape, out.dtype.name, types=types
+        )
         root.inputs = tuple(ext)
-        drop.update(n.output.id for n in members if n is not root)
     g.nodes = [n for n in g.nodes if n.output.id not in drop]
     return g
+
+
+def _group(root, uses, keep, pos, barrier, assigned) -> tuple[dict, set]:
+    """``({value id: node}, owned ids)`` of the group rooted at ``root``: the nodes it owns
+    (the root, and values of its shape and dtype read by nothing outside what it owns) and the
+    0-d fusable nodes it recomputes (any float dtype, read by anything). Nothing computed
+    before ``barrier`` (a state write) joins."""
+    out = root.output
+    members = {out.id: root}
+    owned = {out.id}
+    grew = True
+    while grew:
+        grew = False
+        for m in list(members.values()):
+            for x in m.inputs:
+                if x.kind != "node" or x.id in members or pos[x.id] <= barrier:
+                    continue
+                if not fusable(x.node):
+                    continue
+                if (
+                    x.id not in assigned
+                    and x.id not in keep
+                    and x.shape == out.shape
+                    and x.dtype == out.dtype
+                    and all(u.output.id in owned for u in uses.get(x.id, ()))
+                ):
+                    owned.add(x.id)
+                elif x.shape != ():
+                    continue
+                members[x.id] = x.node
+                grew = True
+    return members, owned
 
 
 __all__ = ["FusedElementwise", "elementwise_fusion"]

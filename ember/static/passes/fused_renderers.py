@@ -127,9 +127,26 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+# binding strength of the operators ``text`` prints (higher binds tighter)
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.USub: 3, ast.Pow: 4}
+
+
+def _strength(expression: str) -> int:
+    node = _parse(expression)
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return _PRECEDENCE.get(type(node.op), 0)
+    return 9 if isinstance(node, _ATOMS) else 0
+
+
 def text(op, parts) -> str:
     """``op`` applied to the texts ``parts``, for reading: its scalar expression when that is
-    one operator or call on the inputs (``x0 + x1``, ``exp(x0)``), else ``name(parts)``."""
+    one operator or call on the inputs (``x0 + x1``, ``exp(x0)``), else ``name(parts)``. A
+    part is parenthesized where the operator would bind it otherwise (``x0 / (x1 - x2)``).
+
+    >>> from ember.ops.elementwise import DIV, POW, SUB
+    >>> text(DIV, ["x0", "x1 - x2"]), text(SUB, ["x0", "x1 ** x2"]), text(POW, ["x0 * x1", "x2"])
+    ('x0 / (x1 - x2)', 'x0 - x1 ** x2', '(x0 * x1) ** x2')
+    """
     template = type(op).scalar
     if isinstance(template, str):
         node = _parse(template)
@@ -139,8 +156,21 @@ def text(op, parts) -> str:
             ast.Call: lambda n: n.args,
         }.get(type(node))
         if kids is not None and all(isinstance(k, (ast.Name, ast.Constant)) for k in kids(node)):
+            if not isinstance(node, ast.Call):
+                parts = [_wrap(node, k, p) for k, p in enumerate(parts)]
             return substitute(template, *parts)
     return f"{_snake(type(op).__name__)}({', '.join(parts)})"
+
+
+def _wrap(node, k: int, part: str) -> str:
+    """``part`` as operand ``k`` of the operator ``node``, parenthesized where needed."""
+    mine, theirs = _PRECEDENCE[type(node.op)], _strength(part)
+    right = k == 1 or isinstance(node, ast.UnaryOp)
+    pow_ = isinstance(node.op, ast.Pow)
+    # equal strength: wrap the right operand (a - (b - c)), but the left one of ** (which
+    # groups to the right) and a unary minus's operand (-(-a))
+    tight = theirs < mine or (theirs == mine and (right != pow_ or isinstance(node, ast.UnaryOp)))
+    return f"({part})" if tight else part
 
 
 # -- CUDA C ---------------------------------------------------------------------------------
@@ -157,13 +187,15 @@ def _c_literal(value: float, ctype: str) -> str:
     return f"(({ctype})__longlong_as_double((long long){bits}))"
 
 
-def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
+def cuda_source(program: tuple, in_dtypes, dtype: str, types: tuple = ()) -> tuple[str, str, str]:
     """``(in_params, out_params, operation)`` of a ``cupy.ElementwiseKernel`` running
     ``program`` (see ``FusedElementwise``) on inputs of ``in_dtypes`` into an output of
-    ``dtype``; the kernel broadcasts its inputs as CuPy does. The arithmetic runs in
-    ``CTYPES[dtype]``. A float16 / bfloat16 input or output is a ``uint16`` parameter (the
-    caller passes ``raw_view``s): each such input is converted to float once, at the top, and
-    the result rounded once, at the store; the conversions are ``cuda_preamble``'s.
+    ``dtype``; the kernel broadcasts its inputs as CuPy does. Each instruction's arithmetic runs
+    in ``CTYPES`` of its dtype (``types``, see ``FusedElementwise``; ``dtype`` when empty): a
+    0-d float64 value the program recomputes (a bias correction) stays in double. A float16 /
+    bfloat16 input or output is a ``uint16`` parameter (the caller passes ``raw_view``s): each
+    such input is converted to float once, at the top, and the result rounded once, at the
+    store; the conversions are ``cuda_preamble``'s.
 
     >>> from ember.ops.elementwise import ADD, Relu
     >>> ins, outs, op = cuda_source(((ADD, (0, 1)), (Relu(), (2,))), ["float32"] * 2, "float32")
@@ -183,11 +215,6 @@ def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
     """
     n = len(in_dtypes)
     names_in = [np.dtype(d).name for d in in_dtypes]
-    ctype = CTYPES[dtype]
-
-    def c(value):
-        return _c_literal(value, ctype)
-
     lines = []
     loaded = {}
     for i, d in enumerate(names_in):
@@ -196,16 +223,20 @@ def cuda_source(program: tuple, in_dtypes, dtype: str) -> tuple[str, str, str]:
             lines.append(f"float a{i} = ember_ld_{HALF[d]}(x{i});")
     for j, (op, args) in enumerate(program):
         names = [loaded.get(a, f"x{a}") if a < n else f"t{a - n}" for a in args]
-        lines.append(f"{ctype} t{j} = {c_expression(op, names, c, dtype)};")
+        d = types[j][0] if types else dtype
+        ctype = CTYPES[d]
+        expr = c_expression(op, names, functools.partial(_c_literal, ctype=ctype), d)
+        lines.append(f"{ctype} t{j} = {expr};")
     last = f"t{len(program) - 1}"
     lines.append(f"out = ember_st_{HALF[dtype]}({last});" if dtype in HALF else f"out = {last};")
     ins = ", ".join(f"{'uint16' if d in HALF else d} x{i}" for i, d in enumerate(names_in))
     return ins, f"{'uint16' if dtype in HALF else dtype} out", "\n".join(lines)
 
 
-def cuda_preamble(in_dtypes, dtype: str) -> str:
+def cuda_preamble(in_dtypes, dtype: str, types: tuple = ()) -> str:
     """The ``preamble`` of ``cuda_source``'s kernel: the conversions of each 16-bit dtype
-    among the inputs and the output (``ember.backend.kernels.half_io``); empty without one.
+    among the inputs, the instructions (``types``) and the output
+    (``ember.backend.kernels.half_io``); empty without one.
 
     >>> cuda_preamble(["float32"], "float32")
     ''
@@ -214,13 +245,16 @@ def cuda_preamble(in_dtypes, dtype: str) -> str:
     True
     """
     names = {np.dtype(d).name for d in in_dtypes} | {np.dtype(dtype).name}
+    names.update(d for d, _ in types)
     return "".join(half_io(HALF[d]) for d in sorted(HALF) if d in names)
 
 
 # -- numba --------------------------------------------------------------------------------------
 
 
-def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes, reuse: int = -1):
+def numba_source(
+    program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes, reuse: int = -1, types=()
+):
     """The numba kernel's source for ``program`` over inputs of ``in_dtypes`` and
     ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
     view it as: the output's dimensions are collapsed where every input agrees on varying or
@@ -230,8 +264,12 @@ def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes,
     With ``reuse`` (the index of an input the output overwrites), that input is read from
     ``out`` itself: the caller passes ``out`` holding its values. Reading and writing one
     array, not two that alias, keeps the loop vectorized (LLVM's overlap check between two
-    pointers to the same memory fails, and it falls back to one element at a time)."""
-    if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype)):
+    pointers to the same memory fails, and it falls back to one element at a time).
+
+    Each instruction runs in its dtype (``types``, see ``FusedElementwise``; ``dtype`` when
+    empty), with constants of that dtype, at the outermost loop level where all its arguments
+    are known: a 0-d prologue (a bias correction) runs once, before the loops."""
+    if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype, *(d for d, _ in types))):
         return None
     n = len(in_dtypes)
     nd = len(shape)
@@ -249,34 +287,41 @@ def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes,
         dims = [(1, tuple(False for _ in in_shapes))]
     views = tuple(tuple(size if flags[k] else 1 for size, flags in dims) for k in range(n))
     out_view = tuple(size for size, _ in dims)
-    consts: dict = {}
+    consts: dict = {}  # (value, dtype) -> name
 
-    def c(value):
-        key = repr(float(value))
-        name = consts.get(key)
-        if name is None:
-            name = consts[key] = f"c{len(consts)}"
-        return name
+    def const(d):
+        def c(value):
+            key = (repr(float(value)), d)
+            name = consts.get(key)
+            if name is None:
+                name = consts[key] = f"c{len(consts)}"
+            return name
+
+        return c
 
     depth = len(dims)
     idx = [f"i{d}" for d in range(depth)]
     loads: dict = {}  # loop level (0 = before the loops) -> statements
+    levels = []  # the loop level of each input, then of each instruction
     for k in range(n):
         varying = [d for d, (_, flags) in enumerate(dims) if flags[k]]
         level = varying[-1] + 1 if varying else 0
+        levels.append(level)
         ix = ", ".join(idx[d] if dims[d][1][k] else "0" for d in range(depth))
         loads.setdefault(level, []).append(f"a{k} = {'out' if k == reuse else f'x{k}'}[{ix}]")
-    body = []
     for j, (op, args) in enumerate(program):
         names = [f"a{a}" if a < n else f"t{a - n}" for a in args]
-        body.append(f"t{j} = {numba_expression(op, names, c, dtype)}")
-    body.append(f"out[{', '.join(idx)}] = t{len(program) - 1}")
+        d = types[j][0] if types else dtype
+        level = max((levels[a] for a in args), default=0)
+        levels.append(level)
+        loads.setdefault(level, []).append(f"t{j} = {numba_expression(op, names, const(d), d)}")
+    body = [f"out[{', '.join(idx)}] = t{len(program) - 1}"]
     sig_in = "".join(f"ro({_jit.NUMBA_TYPES[d]!r}, {depth}), " for d in in_dtypes)
     sig = f"types.void({sig_in}rw({_jit.NUMBA_TYPES[dtype]!r}, {depth}))"
     params = ", ".join([f"x{i}" for i in range(n)] + ["out"])
     lines = [_jit.HEADER]
-    for v, name in consts.items():
-        lines.append(f"{name} = np.{dtype}({v if math.isfinite(float(v)) else repr(v)})")
+    for (v, d), name in consts.items():
+        lines.append(f"{name} = np.{d}({v if math.isfinite(float(v)) else repr(v)})")
     lines.append(
         f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy")\ndef kernel({params}):'
     )
@@ -294,11 +339,13 @@ def numba_source(program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes,
 # -- NumPy out= steps ---------------------------------------------------------------------------
 
 
-def numpy_steps(program: tuple, n_inputs: int, reuse: int) -> tuple:
+def numpy_steps(program: tuple, n_inputs: int, reuse: int, full=None) -> tuple:
     """Per instruction: ``(op, args, buffers free before it, whether it writes into a
-    buffer)``. An op whose forward takes ``out`` writes into a free buffer (or a new one);
-    a buffer is an intermediate so written (or the reusable input ``reuse``, as -1) whose
-    last reader is this instruction."""
+    buffer)``. An op whose forward takes ``out`` writes into a free buffer (or a new one)
+    when its result has the output's shape and dtype (``full[j]``; all do when ``full`` is
+    None; the others, 0-d values the program recomputes, get a new array); a buffer is an
+    intermediate so written (or the reusable input ``reuse``, as -1) whose last reader is
+    this instruction."""
     owned = set()
     last = {}
     for j, (_, args) in enumerate(program):
@@ -309,7 +356,8 @@ def numpy_steps(program: tuple, n_inputs: int, reuse: int) -> tuple:
         frees = [a for a in set(args) if last.get(a) == j and a in owned]
         if reuse >= 0 and last.get(reuse) == j:
             frees.append(-1)
-        steps.append((op, args, frees, op.writes_out))
-        if op.writes_out:
+        writes = op.writes_out and (full is None or full[j])
+        steps.append((op, args, frees, writes))
+        if writes:
             owned.add(n_inputs + j)
     return tuple(steps)
