@@ -35,6 +35,7 @@ import numpy as np
 from .._errors import DeviceError
 from .._tensor import Tensor
 from ..backend import Device
+from ..backend.arrays import strided_view
 from .errors import CheckpointError
 from .torch_pickle import DTYPES, Refused, StorageRef, TensorRef, materialize, storage_pid, unpickle
 
@@ -220,9 +221,7 @@ def load(
                         f"storages (a view of size {ref.size} of {ref.storage!r})"
                     )
                 strides = tuple(s * dt.itemsize for s in ref.stride)
-                view = np.lib.stride_tricks.as_strided(
-                    flat[ref.offset :], ref.size, strides, writeable=False
-                )
+                view = strided_view(flat[ref.offset :], tuple(ref.size), strides)
                 arr = np.array(view, order="C")
             if not dt.isnative:
                 arr = arr.astype(dt.newbyteorder("="))
