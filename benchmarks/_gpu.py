@@ -103,3 +103,26 @@ def time_steps_against_torch(ember, tstep, estep, syncs: tuple, make_compiled, s
         how += "".join(f"; warning: {w.message}" for w in caught)
         runs["ember compiled"], sync["ember compiled"] = cstep, esync
     return best_per_step(runs, sync, steps, repeats), how
+
+
+def compare_with_torch(ember, torch, build, models, data, dev: str, dtype_name: str, tol, args):
+    """``(best seconds per step by name, how the compiled step ran, ember's eager step)``: both
+    libraries' steps built by ``build(lib, model, data, dev, dtype_name)`` from ``models`` =
+    (the PyTorch model, a factory of ember models with its weights), their first losses checked
+    within ``tol``, then timed (``time_steps_against_torch``; compiled too with
+    ``args.compiled``)."""
+    tmodel, ember_model = models
+    tstep = build(torch, tmodel, data, dev, dtype_name)
+    estep = build(ember, ember_model(), data, dev, dtype_name)
+    check_losses(dtype_name, estep, tstep, tol)
+    compiled = None
+    if args.compiled:
+
+        def compiled():
+            return build(ember, ember_model(), data, dev, dtype_name)
+
+    syncs = synchronizers(dev, ember, torch)
+    best, how = time_steps_against_torch(
+        ember, tstep, estep, syncs, compiled, args.steps, args.repeats
+    )
+    return best, how, estep

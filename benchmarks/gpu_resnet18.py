@@ -26,13 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import (  # noqa: E402
-    check_losses,
-    gpu_args,
-    require_device,
-    synchronizers,
-    time_steps_against_torch,
-)
+from _gpu import compare_with_torch, gpu_args, require_device  # noqa: E402
 from _timing import profile, train_step  # noqa: E402
 
 CLASSES = 10
@@ -130,7 +124,6 @@ def main() -> None:
         rng.standard_normal((batch, 3, 32, 32)).astype(np.float32),
         rng.integers(0, CLASSES, batch).astype(np.int64),
     )
-    esync, tsync = synchronizers(dev, ember, torch)
     name = torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu"
     print(f"ResNet-18 training step, 3x32x32, batch {batch}, SGD momentum, device {dev} ({name})")
     for dtype_name in args.dtypes.split(","):
@@ -145,17 +138,9 @@ def main() -> None:
             m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
             return m
 
-        tstep = build(torch, tmodel, data, dev, dtype_name)
-        estep = build(ember, ember_model(), data, dev, dtype_name)
-        check_losses(dtype_name, estep, tstep, 2e-2 if dtype_name == "float32" else 1e-1)
-        compiled = None
-        if args.compiled:
-
-            def compiled(dtype_name=dtype_name, ember_model=ember_model):
-                return build(ember, ember_model(), data, dev, dtype_name)
-
-        best, how = time_steps_against_torch(
-            ember, tstep, estep, (esync, tsync), compiled, args.steps, args.repeats
+        tol = 2e-2 if dtype_name == "float32" else 1e-1
+        best, how, estep = compare_with_torch(
+            ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
         )
         if args.profile:
             profile(estep, args.steps, 25)

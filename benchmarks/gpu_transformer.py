@@ -25,13 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import (  # noqa: E402
-    check_losses,
-    gpu_args,
-    require_device,
-    synchronizers,
-    time_steps_against_torch,
-)
+from _gpu import compare_with_torch, gpu_args, require_device  # noqa: E402
 from _timing import train_step  # noqa: E402
 
 VOCAB = 1000
@@ -95,7 +89,6 @@ def main() -> None:
         rng.standard_normal((s.batch, s.seq, s.width)).astype(np.float32),
         rng.integers(0, VOCAB, s.batch * s.seq).astype(np.int64),
     )
-    esync, tsync = synchronizers(dev, ember, torch)
     name = torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu"
     tokens = s.batch * s.seq
     print(
@@ -112,17 +105,9 @@ def main() -> None:
             m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
             return m
 
-        tstep = build(torch, tmodel, data, dev, dtype_name)
-        estep = build(ember, ember_model(), data, dev, dtype_name)
-        check_losses(dtype_name, estep, tstep, 1e-2 if dtype_name == "float32" else 5e-2)
-        compiled = None
-        if args.compiled:
-
-            def compiled(dtype_name=dtype_name, ember_model=ember_model):
-                return build(ember, ember_model(), data, dev, dtype_name)
-
-        best, how = time_steps_against_torch(
-            ember, tstep, estep, (esync, tsync), compiled, args.steps, args.repeats
+        tol = 1e-2 if dtype_name == "float32" else 5e-2
+        best, how, estep = compare_with_torch(
+            ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
         )
         print(f"{dtype_name}:" + (f" (ember compiled: {how})" if how else ""))
         for key, t in best.items():
