@@ -80,6 +80,15 @@ def _traced(name: str, async_op: bool, *tensors) -> bool:
     return True
 
 
+def _rooted(name: str, tensor, group, rank, group_rank, role: str):
+    """``(process group, root rank)`` of an eager-only rooted collective, its tensor checked."""
+    pg = resolve(group, name)
+    root = _root(pg, rank, group_rank, role, name)
+    _tensor(tensor, name)
+    _untraceable(name, tensor)
+    return pg, root
+
+
 def _untraceable(name: str, *tensors) -> None:
     if graph_tracer(*tensors) is not None:
         raise DistributedError(
@@ -296,10 +305,8 @@ def reduce(
     >>> dist.reduce(ember.ones(2), dst=0)  # doctest: +SKIP
     """
     name = "reduce"
-    pg, op = resolve(group, name), _reduce_op(op, name)
-    root = _root(pg, dst, group_dst, "dst", name)
-    _tensor(tensor, name)
-    _untraceable(name, tensor)
+    op = _reduce_op(op, name)
+    pg, root = _rooted(name, tensor, group, dst, group_dst, "dst")
     return _done(_arrays.reduce(pg, tensor._data, root, op, _bump(tensor)), async_op)
 
 
@@ -317,10 +324,7 @@ def gather(
     >>> dist.gather(ember.ones(2), None, dst=1)  # doctest: +SKIP
     """
     name = "gather"
-    pg = resolve(group, name)
-    root = _root(pg, dst, group_dst, "dst", name)
-    _tensor(tensor, name)
-    _untraceable(name, tensor)
+    pg, root = _rooted(name, tensor, group, dst, group_dst, "dst")
     x = tensor._data
     if pg.rank() != root:
         if gather_list:
@@ -352,10 +356,7 @@ def scatter(
     >>> dist.scatter(ember.zeros(2), None, src=0)  # doctest: +SKIP
     """
     name = "scatter"
-    pg = resolve(group, name)
-    root = _root(pg, src, group_src, "src", name)
-    _tensor(tensor, name)
-    _untraceable(name, tensor)
+    pg, root = _rooted(name, tensor, group, src, group_src, "src")
     flat = None
     if pg.rank() == root:
         ins = _count(scatter_list or (), pg, name, "scatter_list")
