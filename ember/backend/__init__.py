@@ -17,6 +17,9 @@ import numpy as np
 
 from .._errors import DeviceError
 from . import cuda as _cuda
+from . import malloc as _malloc
+
+_malloc.tune()  # keep freed host memory for the next step (glibc; EMBER_MALLOC_TUNE=0 opts out)
 
 
 class Device:

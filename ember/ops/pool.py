@@ -9,6 +9,18 @@ When the windows tile the input (kernel == stride, no padding or dilation: ``Max
 each window offset is one strided slice, and pooling is kh * kw elementwise passes instead of
 a gather of every window; the backward pass reuses the forward pass's maxima.
 
+On the CPU, with numba installed, the three ops are overrides (``ember.backend.overrides``)
+running one numba loop each (``_pool_numba``): the forward pass finds each window's maximum
+and its position, and the gradients move values to or from those positions. Until the kernels
+are compiled (in the background, cached on disk), and without numba, the NumPy bodies run.
+
+What the gradient reuses is kept per input array (``_remember`` / ``_recall``): the forward
+pass of every pool of a network leaves its maxima (NumPy) or positions (numba) for its
+gradient, keyed by the input array and the pool's parameters, held by a weak reference to the
+input (an entry dies with its input) and at most ``_SLOTS`` entries a thread. They are private
+copies, so in-place ops on the pool's output cannot change them; an in-place change of the
+input itself is refused by the autograd engine (version counter) before the gradient runs.
+
 >>> import ember
 >>> from ember.ops.base import apply
 >>> apply(MaxPool2d((2, 2), (2, 2), (0, 0), (1, 1), False), ember.arange(16.0).reshape(1, 1, 4, 4))
@@ -19,18 +31,63 @@ tensor([[[[ 5.,  7.],
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._config import state
 from .._errors import ShapeError
+from ..backend import overrides
 from ..backend.arrays import may_hold, strided_view, sum_at
 from ..dtypes import is_float_np
+from . import _pool_numba
 from .base import Op, Spec, apply
 from .conv import col2im, im2col
 
 _local = threading.local()
+_SLOTS = 32  # pools a thread's cache holds at once (oldest dropped first)
+
+
+def _cache() -> dict:
+    c = getattr(_local, "cache", None)
+    if c is None:
+        c = _local.cache = {}
+    return c
+
+
+def _remember(x, op, kind: str, data) -> None:
+    """Keep ``data`` (``kind``: ``"max"`` or ``"arg"``) of pool ``op`` on input array ``x``
+    for its gradient: weakly referenced (an array type without weak references is held
+    strongly, one such entry at a time, as before)."""
+    c = _cache()
+    key = (id(x), _fields(op))
+    c.pop(key, None)
+    try:
+        ref = weakref.ref(x, lambda r, c=c, key=key: _forget(c, key, r))
+        strong = None
+    except TypeError:
+        ref, strong = None, x
+        for k in [k for k, e in c.items() if e[1] is not None]:
+            del c[k]
+    c[key] = (ref, strong, kind, data)
+    while len(c) > _SLOTS:
+        del c[next(iter(c))]
+
+
+def _forget(c: dict, key, ref) -> None:
+    e = c.get(key)
+    if e is not None and e[0] is ref:
+        del c[key]
+
+
+def _recall(x, op, kind: str):
+    """What ``_remember`` kept of ``kind`` for pool ``op`` on this very array ``x``, or None."""
+    e = _cache().get((id(x), _fields(op)))
+    if e is None or e[2] != kind:
+        return None
+    held = e[1] if e[0] is None else e[0]()
+    return e[3] if held is x else None
 
 
 def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -148,12 +205,10 @@ class _PoolParams(Op):
         window's chosen element: PyTorch's rule (``val > max || isnan(val)``), so the first
         maximum on ties (ReLU zeros), and the last NaN where there are NaNs.
 
-        The maxima come from the forward pass when it was the last one of this thread on the
-        same ``x`` (the autograd engine has checked ``x`` unchanged since: version counter)."""
-        held = getattr(_local, "max_of", None)
-        if held is not None and held[0] is x and held[1] == self.kernel:
-            best = held[2]
-        else:
+        The maxima come from the forward pass on the same ``x`` where it kept them
+        (``_remember``; the autograd engine has checked ``x`` unchanged since: version counter)."""
+        best = _recall(x, self, "max")
+        if best is None:
             best = self.tiled_max(xp, x)
         if is_float_np(x.dtype) and may_hold(xp, lambda: xp.isnan(best)):
             slices = self.offsets(x)
@@ -186,8 +241,8 @@ class MaxPool2d(_PoolParams):
     def forward(self, xp, x):
         if self.tiled(x.shape):
             out = self.tiled_max(xp, x)
-            # kept (a copy: the output may be changed in place) for the gradient that follows
-            _local.max_of = (x, self.kernel, out.copy(order="K")) if state.grad_enabled else None
+            if state.grad_enabled:  # a copy: the output may be changed in place
+                _remember(x, self, "max", out.copy(order="K"))
             return out
         win, _, _ = self.windows(xp, x)
         return win.max(axis=-1)
@@ -300,6 +355,52 @@ class MaxPoolIndices(_PoolParams):
 
 def _fields(p: _PoolParams) -> tuple:
     return (p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode)
+
+
+def _positions(mod, op, xp, x):
+    """Each window's chosen position (int32, in the (H, W) plane): kept by the forward pass
+    (``_remember``), else found again by the numba forward kernel."""
+    arg = _recall(x, op, "arg")
+    if arg is None:
+        shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
+        arg = _pool_numba.argmax(mod, op, xp, x, shape)[1]
+    return arg
+
+
+@overrides.register(MaxPool2d, "cpu")
+def _max_pool_cpu(op: MaxPool2d, xp, x):
+    """One numba pass for maxima and positions (kept for the gradient when recording)."""
+    mod = _pool_numba.kernels(x.dtype)
+    if mod is None:
+        return NotImplemented
+    shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
+    out, arg = _pool_numba.argmax(mod, op, xp, x, shape)
+    if state.grad_enabled:
+        _remember(x, op, "arg", arg)
+    return out
+
+
+@overrides.register(MaxPoolScatter, "cpu")
+def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
+    """``g`` added at the forward pass's positions in one numba pass."""
+    mod = _pool_numba.kernels(g.dtype, x.dtype)
+    if mod is None:
+        return NotImplemented
+    out = xp.zeros_like(x, dtype=g.dtype)  # x's memory layout
+    mod.scatter(g, _positions(mod, op, xp, x), out)
+    return out
+
+
+@overrides.register(MaxPoolGather, "cpu")
+def _max_pool_gather_cpu(op: MaxPoolGather, xp, h, x):
+    """``h`` read at the forward pass's positions in one numba pass."""
+    mod = _pool_numba.kernels(h.dtype, x.dtype)
+    if mod is None:
+        return NotImplemented
+    arg = _positions(mod, op, xp, x)
+    out = _pool_numba.empty_like_layout(xp, x, arg.shape, h.dtype)
+    mod.gather(h, arg, out)
+    return out
 
 
 @dataclass(frozen=True)
