@@ -9,13 +9,13 @@ When the windows tile the input (kernel == stride, no padding or dilation: ``Max
 each window offset is one strided slice, and pooling is kh * kw elementwise passes instead of
 a gather of every window; the backward pass reuses the forward pass's maxima.
 
-On the CPU, with numba installed, the three ops are overrides (``ember.backend.overrides``)
-running one numba loop each (``_pool_numba``): the forward pass finds each window's maximum
-and its position, and the gradients move values to or from those positions. Until the kernels
-are compiled (in the background, cached on disk), and without numba, the NumPy bodies run.
+On the CPU, with numba installed, MaxPool2d has an override (``ember.backend.overrides``)
+for 2x2 tiled windows: one numba loop for the maxima (``_pool_numba``). Other windows, and
+everything until the kernel is compiled (in the background, cached on disk) or without numba,
+run the NumPy body; the gradients are NumPy.
 
 What the gradient reuses is kept per input array (``_remember`` / ``_recall``): the forward
-pass of every pool of a network leaves its maxima (NumPy) or positions (numba) for its
+pass of every pool of a network leaves its maxima for its
 gradient, keyed by the input array and the pool's parameters, held by a weak reference to the
 input (an entry dies with its input) and at most ``_SLOTS`` entries a thread. They are private
 copies, so in-place ops on the pool's output cannot change them; an in-place change of the
@@ -357,49 +357,19 @@ def _fields(p: _PoolParams) -> tuple:
     return (p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode)
 
 
-def _positions(mod, op, xp, x):
-    """Each window's chosen position (int32, in the (H, W) plane): kept by the forward pass
-    (``_remember``), else found again by the numba forward kernel."""
-    arg = _recall(x, op, "arg")
-    if arg is None:
-        shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
-        arg = _pool_numba.argmax(mod, op, xp, x, shape)[1]
-    return arg
-
-
 @overrides.register(MaxPool2d, "cpu")
 def _max_pool_cpu(op: MaxPool2d, xp, x):
-    """One numba pass for maxima and positions (kept for the gradient when recording)."""
+    """2x2 tiled windows of a C-contiguous float input: one numba pass for the maxima and the
+    copy kept for the gradient (the NumPy body's ``tiled_hits`` reads it)."""
+    if op.kernel != (2, 2) or not op.tiled(x.shape) or not x.flags.c_contiguous:
+        return NotImplemented
     mod = _pool_numba.kernels(x.dtype)
     if mod is None:
         return NotImplemented
     shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
-    out, arg = _pool_numba.argmax(mod, op, xp, x, shape)
+    out, keep = _pool_numba.maxima(mod, xp, x, shape)
     if state.grad_enabled:
-        _remember(x, op, "arg", arg)
-    return out
-
-
-@overrides.register(MaxPoolScatter, "cpu")
-def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
-    """``g`` added at the forward pass's positions in one numba pass."""
-    mod = _pool_numba.kernels(g.dtype, x.dtype)
-    if mod is None:
-        return NotImplemented
-    out = xp.zeros_like(x, dtype=g.dtype)  # x's memory layout
-    mod.scatter(g, _positions(mod, op, xp, x), out)
-    return out
-
-
-@overrides.register(MaxPoolGather, "cpu")
-def _max_pool_gather_cpu(op: MaxPoolGather, xp, h, x):
-    """``h`` read at the forward pass's positions in one numba pass."""
-    mod = _pool_numba.kernels(h.dtype, x.dtype)
-    if mod is None:
-        return NotImplemented
-    arg = _positions(mod, op, xp, x)
-    out = _pool_numba.empty_like_layout(xp, x, arg.shape, h.dtype)
-    mod.gather(h, arg, out)
+        _remember(x, op, "max", keep)
     return out
 
 

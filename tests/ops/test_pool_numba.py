@@ -1,4 +1,4 @@
-"""The CPU overrides of max pooling (numba, ``ember.ops._pool_numba``) against the NumPy bodies,
+"""The CPU override of max pooling (numba, ``ember.ops._pool_numba``) against the NumPy body,
 and the per-pool cache of what the forward pass leaves for the gradient.
 
 Each test runs twice: ``numpy`` (kernels off: the ops' NumPy bodies) and ``numba`` (kernels
@@ -46,8 +46,9 @@ def _step(x, args, layout):
 
 
 # (kernel, stride, padding, dilation, ceil_mode)
-SETTINGS = [
+SETTINGS = [  # 2x2 (the kernel's) first; the others check that the override declines
     ((2, 2), (2, 2), 0, 1, False),
+    ((3, 2), (3, 2), 0, 1, False),
     ((2, 2), (2, 2), 0, 1, True),  # odd sizes: a window hangs over the edge
     ((3, 3), (2, 2), 1, 1, True),
     ((3, 2), (1, 2), (1, 0), (2, 1), False),
@@ -86,13 +87,13 @@ def _two_pools(x):
 
 
 def test_every_pool_reuses_its_forward(mode, monkeypatch):
-    """Both pools of a network leave their maxima (NumPy) or positions (numba) for their
-    gradients: the backward pass finds no window maximum again."""
+    """Both pools of a network leave their maxima for their gradients: the backward
+    pass finds no window maximum again."""
     x = ember.tensor(np.random.default_rng(1).standard_normal((2, 3, 8, 8)), requires_grad=True)
     y, _, _ = _two_pools(x)
     assert len(P._cache()) >= 2
     calls = []
-    for obj, name in [(P._PoolParams, "tiled_max"), (_pool_numba, "argmax")]:
+    for obj, name in [(P._PoolParams, "tiled_max"), (_pool_numba, "maxima")]:
         real = getattr(obj, name)
         monkeypatch.setattr(obj, name, lambda *a, _r=real, **k: calls.append(1) or _r(*a, **k))
     y.sum().backward()
