@@ -13,12 +13,19 @@ is exactly the layout the next convolution wants (no transpose copy there; a 1x1
 convolution then reads its input in place).
 
 Where the time goes (64x64x32x32 input, 64 3x3 filters, float32): the three GEMMs dominate;
-the rest is the channels-last padded copy and the im2col gather. Both of those are transient,
-so they live in per-thread scratch buffers that are reused from call to call: a fresh 150 MB
-patch matrix costs ~20 ms of page faults on every call, more than the gather itself. The
-scratch buffers keep the largest size seen (``release_scratch()`` frees them). Large copies
-are split over the cores (NumPy releases the GIL while copying). Conv2dGradWeight reuses the
-patches of the forward pass when that was the thread's last convolution of the same input.
+the rest is the channels-last padded copy and the im2col gather. On the host a batch whose
+patch matrix exceeds twice ``backend.memory.block_bytes`` (256 MiB) is gathered a block of
+images at a time (``_spans``), each block's GEMM writing straight into its rows of the output
+(the weight gradient adds the blocks' products up), so the scratch is a block instead of the
+whole patch matrix. Smaller batches go in one block: small blocks lose badly when another
+process shares the cores (each GEMM waits for BLAS's threads) and a blocked forward pass leaves
+no patches for the weight gradient to reuse (figures in ``backend/memory.py``). The transient
+buffers live in per-thread scratch that is reused from call to call
+(``backend.memory.scratch``; a fresh patch matrix costs page faults on every call) and keeps
+the largest size seen (``release_scratch()`` frees it). Large copies are split over the cores
+(NumPy releases the GIL while copying) only when BLAS leaves cores idle. Conv2dGradWeight
+reuses the patches of the forward pass when that was the thread's last convolution of the
+same input, gathered in one block.
 
 On the GPU (CuPy) each primitive's CUDA override (registered at the end of this file) asks
 NVIDIA's cuDNN frontend (``ember.backend.kernels.conv``: fprop, dgrad and wgrad graphs, cached
@@ -69,10 +76,24 @@ def release_scratch() -> None:
 _pool = None
 _pool_pid = None
 _PARALLEL_BYTES = 1 << 22
-# copies are memory-bound: a few threads saturate the memory bus
-_WORKERS = min(
-    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8
-)
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _blas_threads() -> int:
+    """The threads OpenBLAS starts with: its environment variables as it reads them when it
+    loads, else one per core."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "")
+        if value.split(",")[0].strip().isdigit():
+            return max(1, int(value.split(",")[0]))
+    return _CORES
+
+
+# Copies are memory-bound: a few threads saturate the memory bus. Split them over the cores only
+# when BLAS leaves cores idle: with BLAS on every core (the default) the copy threads only
+# compete with its threads (measured on 2 cores: no gain when the machine is quiet, 13-16%
+# slower when it is busy), and blocked convolutions copy one block at a time.
+_WORKERS = min(_CORES, 8) if _blas_threads() < _CORES else 1
 
 
 def _copy(dst, src) -> None:
@@ -238,6 +259,43 @@ def col2im(xp, cols, x_shape, kernel, stride, padding, dilation):
     return out[:, ph : ph + h, pw : pw + w].transpose(0, 3, 1, 2)
 
 
+def _spans(xp, n: int, image_bytes: int) -> list[tuple[int, int]]:
+    """The batch split into blocks of images ``[(b0, b1), ...]`` whose patch matrices
+    (``image_bytes`` each) fill about the device's block size (``memory.block_bytes``) or more:
+    nearly equal blocks of one image at least; one block when the whole batch's patches are
+    under twice the block size.
+
+    >>> _spans(np, 64, 40 << 20)[:3], _spans(np, 64, 1 << 20)
+    ([(0, 3), (3, 6), (6, 9)], [(0, 64)])
+    """
+    budget = _memory.block_bytes(xp)
+    if budget is None or n <= 1:
+        return [(0, n)]
+    blocks = max(1, min(n, image_bytes * n // budget))
+    return [(n * i // blocks, n * (i + 1) // blocks) for i in range(blocks)]
+
+
+def _forget_blocks(spans, slot: str) -> None:
+    """After a blocked gather the ``"cols"`` slot holds the last block's patches only: drop its
+    tag so that no weight gradient takes them for the whole input's (nor keeps that input alive)."""
+    if slot == "cols" and len(spans) > 1:
+        _local.cols_of = None
+
+
+_product_dtypes: dict = {}
+
+
+def _product_dtype(xp, dtype):
+    """The dtype ``xp.matmul`` answers for two ``dtype`` operands (bfloat16 -> float32 in NumPy),
+    so a blocked product can write into a preallocated output: what an unblocked one returns."""
+    key = (xp.__name__, np.dtype(dtype))
+    out = _product_dtypes.get(key)
+    if out is None:
+        one = xp.ones((1, 1), dtype=dtype)
+        out = _product_dtypes[key] = xp.matmul(one, one).dtype
+    return out
+
+
 def _weight_matrix(xp, w, groups: int):
     """(O, C/g, kh, kw) -> contiguous (g, kh * kw * C/g, O/g), matching im2col's order."""
     o, cg, kh, kw = w.shape
@@ -289,28 +347,34 @@ class Conv2d(_ConvParams):
     _slot = "cols"
 
     def forward(self, xp, x, w):
-        n = x.shape[0]
+        n, c, h, wd = x.shape
         o, _, kh, kw = w.shape
         g = self.groups
-        if planar(x.shape, (kh, kw), self.stride, g):
-            cols, ho, wo = im2col(
-                xp,
-                x,
-                (kh, kw),
-                self.stride,
-                self.padding,
-                self.dilation,
-                self._slot,
-                layout="planar",
-            )
-            out = xp.matmul(w.reshape(o, -1), cols)  # (N, O, Ho * Wo): NCHW
+        s, p, d = self.stride, self.padding, self.dilation
+        ho, wo = out_size(h, kh, s[0], p[0], d[0]), out_size(wd, kw, s[1], p[1], d[1])
+        spans = _spans(xp, n, ho * wo * kh * kw * c * x.itemsize)
+        dtype = _product_dtype(xp, x.dtype)
+        if planar(x.shape, (kh, kw), s, g):
+            wm = w.reshape(o, -1)
+            out = xp.empty((n, o, ho * wo), dtype=dtype)  # NCHW
+            for b0, b1 in spans:
+                xb = x if len(spans) == 1 else x[b0:b1]
+                cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot, layout="planar")
+                xp.matmul(wm, cols, out=out[b0:b1])  # (nb, O, Ho * Wo)
+            _forget_blocks(spans, self._slot)
             return _keep_dtype(out.reshape(n, o, ho, wo), x)
-        cols, ho, wo = im2col(xp, x, (kh, kw), self.stride, self.padding, self.dilation, self._slot)
         wm = _weight_matrix(xp, w, g)
-        if g == 1:
-            out = xp.matmul(cols, wm[0])
-        else:
-            out = _ungrouped(xp.matmul(_grouped(cols, g, kh * kw), wm), g, 1)
+        rows = ho * wo
+        out = xp.empty((n * rows, o), dtype=dtype)  # channels-last rows
+        for b0, b1 in spans:
+            xb = x if len(spans) == 1 else x[b0:b1]
+            cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot)
+            dst = out[b0 * rows : b1 * rows]
+            if g == 1:
+                xp.matmul(cols, wm[0], out=dst)
+            else:
+                dst[...] = _ungrouped(xp.matmul(_grouped(cols, g, kh * kw), wm), g, 1)
+        _forget_blocks(spans, self._slot)
         return _keep_dtype(out.reshape(n, ho, wo, o).transpose(0, 3, 1, 2), x)
 
     def infer(self, x, w):
@@ -374,27 +438,30 @@ class Conv2dGradInput(Op):
         n, c, h, wd = self.x_shape
         _, _, ho, wo = g.shape
         (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
-        g2 = _nhwc_rows(g)  # (M, O)
-        if groups > 1:
-            g2 = g2.reshape(-1, groups, og).transpose(1, 0, 2)  # (G, M, O/G)
         # (kh, kw, G, O/G, C/G): each offset's weights as matrices, one contiguous copy
         wk = xp.ascontiguousarray(w.reshape(groups, og, cg, kh, kw).transpose(3, 4, 0, 1, 2))
         out = xp.zeros((n, h + 2 * ph, wd + 2 * pw, c), dtype=g.dtype)
-        part = _scratch(xp, "cols_t", (groups, g2.shape[-2], cg), g.dtype)
-        for i in range(kh):
-            rows = slice(i * dh, i * dh + sh * (ho - 1) + 1, sh)
-            for j in range(kw):
-                cols = slice(j * dw, j * dw + sw * (wo - 1) + 1, sw)
-                if groups == 1:
-                    xp.matmul(g2, wk[i, j, 0], out=part[0])
-                    out[:, rows, cols] += part[0].reshape(n, ho, wo, c)
-                else:
-                    xp.matmul(g2, wk[i, j], out=part)
-                    out[:, rows, cols] += (
-                        part.reshape(groups, n, ho, wo, cg)
-                        .transpose(1, 2, 3, 0, 4)
-                        .reshape(n, ho, wo, c)
-                    )
+        for b0, b1 in _spans(xp, n, ho * wo * kh * kw * c * g.itemsize):
+            nb = b1 - b0
+            g2 = _nhwc_rows(g[b0:b1])  # (Mb, O)
+            if groups > 1:
+                g2 = g2.reshape(-1, groups, og).transpose(1, 0, 2)  # (G, Mb, O/G)
+            part = _scratch(xp, "cols_t", (groups, g2.shape[-2], cg), g.dtype)
+            dx = out[b0:b1]
+            for i in range(kh):
+                rows = slice(i * dh, i * dh + sh * (ho - 1) + 1, sh)
+                for j in range(kw):
+                    cols = slice(j * dw, j * dw + sw * (wo - 1) + 1, sw)
+                    if groups == 1:
+                        xp.matmul(g2, wk[i, j, 0], out=part[0])
+                        dx[:, rows, cols] += part[0].reshape(nb, ho, wo, c)
+                    else:
+                        xp.matmul(g2, wk[i, j], out=part)
+                        dx[:, rows, cols] += (
+                            part.reshape(groups, nb, ho, wo, cg)
+                            .transpose(1, 2, 3, 0, 4)
+                            .reshape(nb, ho, wo, c)
+                        )
         return out[:, ph : ph + h, pw : pw + wd].transpose(0, 3, 1, 2)
 
     def infer(self, g, w):
@@ -422,31 +489,33 @@ class Conv2dGradWeight(Op):
     def forward(self, xp, x, g):
         o, cg, kh, kw = self.w_shape
         groups = self.groups
-        if planar(x.shape, (kh, kw), self.stride, groups):
-            cols, ho, wo = im2col(
-                xp,
-                x,
-                (kh, kw),
-                self.stride,
-                self.padding,
-                self.dilation,
-                "cols",
-                reuse=True,
-                layout="planar",
-            )
-            g3 = g.reshape(g.shape[0], o, ho * wo)
-            dw = xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0)  # (O, C * kh * kw)
-            return _keep_dtype(dw.reshape(o, cg, kh, kw), x)
-        cols, _, _ = im2col(
-            xp, x, (kh, kw), self.stride, self.padding, self.dilation, "cols", reuse=True
-        )
-        g2 = _nhwc_rows(g)
-        if groups == 1:
-            dw = xp.matmul(cols.T, g2)[None]  # (1, K, O): K in (kh, kw, C) order
-        else:
-            gg = g2.reshape(-1, groups, o // groups).transpose(1, 0, 2)  # (G, M, O/G)
-            dw = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
-        dw = dw.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
+        n, c = x.shape[:2]
+        ho, wo = g.shape[2:]
+        s, p, d = self.stride, self.padding, self.dilation
+        spans = _spans(xp, n, ho * wo * kh * kw * c * x.itemsize)
+        layout = "planar" if planar(x.shape, (kh, kw), s, groups) else "nhwc"
+        acc = None
+        for b0, b1 in spans:
+            whole = len(spans) == 1
+            xb, gb = (x, g) if whole else (x[b0:b1], g[b0:b1])
+            # only a whole-batch gather can be the forward pass's patches (reuse)
+            cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, "cols", reuse=whole, layout=layout)
+            if layout == "planar":
+                g3 = gb.reshape(b1 - b0, o, ho * wo)
+                part = xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0)  # (O, C * kh * kw)
+            elif groups == 1:
+                part = xp.matmul(cols.T, _nhwc_rows(gb))  # (K, O): K in (kh, kw, C) order
+            else:
+                gg = _nhwc_rows(gb).reshape(-1, groups, o // groups).transpose(1, 0, 2)
+                part = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
+            if acc is None:  # block sums of half types add up in float32
+                acc = part if whole else part.astype(np.promote_types(part.dtype, np.float32))
+            else:
+                acc += part
+        _forget_blocks(spans, "cols")
+        if layout == "planar":
+            return _keep_dtype(acc.reshape(o, cg, kh, kw), x)
+        dw = acc.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
         return _keep_dtype(xp.ascontiguousarray(dw).reshape(o, cg, kh, kw), x)
 
     def infer(self, x, g):

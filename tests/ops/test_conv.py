@@ -15,6 +15,7 @@ import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
+from ember.backend import memory as _memory
 from ember.ops import conv as C
 from ember.ops.base import apply
 
@@ -198,13 +199,157 @@ def test_threads_get_their_own_scratch():
         np.testing.assert_array_equal(a, b)
 
 
-def test_parallel_copy_matches_plain_copy():
+def test_parallel_copy_matches_plain_copy(monkeypatch):
+    monkeypatch.setattr(C, "_WORKERS", 2)  # split even where BLAS takes every core
     rng = np.random.default_rng(0)
     for shape in ((64, 40, 40, 8), (1, 40, 400, 64)):  # split along axis 0, then axis 1
         src = rng.standard_normal(shape).transpose(0, 3, 1, 2)  # > 4 MB, strided
         dst = np.empty(src.shape)
         C._copy(dst, src)
         np.testing.assert_array_equal(dst, src)
+
+
+def test_copy_threads_only_where_blas_leaves_cores_idle(monkeypatch):
+    monkeypatch.setattr(C, "_CORES", 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert C._blas_threads() == 2
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert C._blas_threads() == 1
+
+
+# -- blocked gathers: a block of images at a time, each block's GEMM into its output rows ------
+
+# (x shape, w shape, stride, padding, dilation, groups): batches of 5 and 7 split unevenly
+BLOCKED = [
+    ((5, 3, 6, 6), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # gathered dx
+    ((7, 2, 6, 6), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # O > C: scattered dx
+    ((5, 1, 10, 12), (3, 1, 3, 3), (2, 1), (1, 2), (2, 1), 1),  # planar
+    ((7, 3, 7, 6), (4, 3, 3, 2), (2, 1), (0, 1), (1, 1), 1),  # stride: scattered dx
+    ((5, 4, 9, 9), (6, 2, 3, 3), (2, 2), (2, 2), (2, 2), 2),  # groups, dilation
+    ((7, 4, 5, 5), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4),  # depthwise
+    ((5, 4, 5, 5), (3, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place
+]
+BLOCKED_IDS = [
+    f"x{'x'.join(map(str, c[0]))}-w{'x'.join(map(str, c[1]))}-s{c[2]}-p{c[3]}-d{c[4]}-g{c[5]}"
+    for c in BLOCKED
+]
+
+
+def _three(cfg, x, w, g):
+    """Forward, input gradient and weight gradient as raw arrays (no patches held between)."""
+    p = cfg[2:]
+    out = apply(C.Conv2d(*p), ember.tensor(x), ember.tensor(w)).numpy()
+    dx = apply(C.Conv2dGradInput(x.shape, *p), ember.tensor(g), ember.tensor(w)).numpy()
+    C.release_scratch()
+    dw = apply(C.Conv2dGradWeight(w.shape, *p), ember.tensor(x), ember.tensor(g)).numpy()
+    return out, dx, dw
+
+
+@pytest.fixture(params=[1, 2], ids=["one-image-blocks", "two-image-blocks"])
+def blocked(request, monkeypatch):
+    """Force blocking on tiny inputs: blocks of about ``param`` images' patches."""
+
+    def force(image_bytes):
+        monkeypatch.setattr(_memory, "HOST_BLOCK_BYTES", image_bytes * request.param)
+
+    return force
+
+
+def _image_bytes(cfg, itemsize):
+    (n, c, h, wd), (o, cg, kh, kw), s, p, d, _ = cfg
+    ho, wo = C.out_size(h, kh, s[0], p[0], d[0]), C.out_size(wd, kw, s[1], p[1], d[1])
+    return ho * wo * kh * kw * c * itemsize
+
+
+@pytest.mark.parametrize("cfg", BLOCKED, ids=BLOCKED_IDS)
+def test_blocked_equals_whole_batch_and_torch(cfg, blocked):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(cfg[0]), rng.standard_normal(cfg[1])
+    g = rng.standard_normal(_reference(x, w, *cfg[2:]).shape)
+    whole = _three(cfg, x, w, g)
+    blocked(_image_bytes(cfg, 8))
+    assert len(C._spans(np, x.shape[0], _image_bytes(cfg, 8))) > 1
+    got = _three(cfg, x, w, g)
+    stride, padding, dilation, groups = cfg[2:]
+    tx, tw, tg = (torch.tensor(a) for a in (x, w, g))
+    want = (
+        torch.nn.functional.conv2d(tx, tw, None, stride, padding, dilation, groups),
+        torch.nn.grad.conv2d_input(x.shape, tw, tg, stride, padding, dilation, groups),
+        torch.nn.grad.conv2d_weight(tx, w.shape, tg, stride, padding, dilation, groups),
+    )
+    for a, b, t in zip(got, whole, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a, t.numpy(), rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_blocked_keeps_dtype_and_matches_whole_batch(dtype, blocked):
+    cfg = BLOCKED[0]
+    rng = np.random.default_rng(0)
+    dt = getattr(ember, dtype)
+    x, w = (ember.tensor(rng.standard_normal(s), dtype=dt) for s in cfg[1::-1][::-1])
+    g = ember.tensor(rng.standard_normal((5, 4, 6, 6)), dtype=dt)
+    arrays = [t.numpy() for t in (x, w, g)]
+    whole = _three(cfg, *arrays)
+    blocked(_image_bytes(cfg, x.numpy().itemsize))
+    got = _three(cfg, *arrays)
+    tol = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 3e-2}[dtype]
+    for a, b in zip(got, whole):
+        assert a.dtype == b.dtype == x.numpy().dtype
+        scale = np.abs(b.astype(np.float64)).max()
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), atol=tol * scale)
+
+
+@pytest.mark.parametrize(
+    "cfg", [BLOCKED[i] for i in (1, 2, 4)], ids=[BLOCKED_IDS[i] for i in (1, 2, 4)]
+)
+def test_blocked_gradcheck_float64(cfg, blocked):
+    blocked(_image_bytes(cfg, 8))
+    x, w = (ember.tensor(a, requires_grad=True) for a in _arrays(cfg))
+    op = C.Conv2d(*cfg[2:])
+
+    def conv(a, b):
+        return apply(op, a, b)
+
+    assert gradcheck(conv, (x, w), fast_mode=True)
+    assert gradgradcheck(conv, (x, w), fast_mode=True)
+
+
+def test_blocked_weight_gradient_takes_no_stale_patches(blocked):
+    """A blocked forward leaves only its last block's patches: the weight gradient gathers."""
+    cfg = BLOCKED[0]
+    blocked(_image_bytes(cfg, 8))
+    x, w = (ember.tensor(a, requires_grad=True) for a in _arrays(cfg))
+    ember.nn.functional.conv2d(x, w, padding=1).pow(2).sum().backward()
+    tx, tw = (torch.tensor(a.detach().numpy(), requires_grad=True) for a in (x, w))
+    torch.nn.functional.conv2d(tx, tw, padding=1).pow(2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-11, atol=1e-11)
+
+
+def test_large_batches_keep_a_block_of_scratch(monkeypatch):
+    """64x16x32x32, 3x3: 37.7 MB of patches at once; blocks of ~1 MiB hold a few MiB in all (the
+    forward's patches and padded copy, the input gradient's own)."""
+    monkeypatch.setattr(_memory, "HOST_BLOCK_BYTES", 1 << 20)
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((64, 16, 32, 32)).astype(np.float32), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=True)
+    C.release_scratch()
+    ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
+    held = sum(b.nbytes for b in _memory._local.bufs.values())
+    assert held <= 4 * _memory.HOST_BLOCK_BYTES, held
+    C.release_scratch()
+
+
+def test_spans_split_evenly():
+    assert C._spans(np, 0, 1 << 30) == [(0, 0)]
+    assert C._spans(np, 1, 1 << 30) == [(0, 1)]
+    block = _memory.HOST_BLOCK_BYTES
+    assert C._spans(np, 10, 2 * block) == [(i, i + 1) for i in range(10)]
+    assert C._spans(np, 10, block // 5 - 1) == [(0, 10)]  # under two blocks' worth: one
+    sizes = [b - a for a, b in C._spans(np, 50, block // 2)]  # 2 images a block
+    assert sum(sizes) == 50 and max(sizes) - min(sizes) <= 1
 
 
 def test_channels_last_input_1x1_reads_in_place():
