@@ -28,8 +28,15 @@ class _Collective(Op):
     differentiable = False
 
 
+class _InPlaceShape(_Collective):
+    """A collective whose result has its input's shape and dtype."""
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), x.dtype)
+
+
 @dataclass(frozen=True, eq=False)
-class AllReduce(_Collective):
+class AllReduce(_InPlaceShape):
     """``x`` reduced over ``group`` with ``ReduceOp(op)``."""
 
     group: object
@@ -40,12 +47,9 @@ class AllReduce(_Collective):
         _arrays.all_reduce(self.group, out, ReduceOp(self.op), wait=True).wait()
         return out
 
-    def infer(self, x):
-        return Spec(tuple(x.shape), x.dtype)
-
 
 @dataclass(frozen=True, eq=False)
-class Broadcast(_Collective):
+class Broadcast(_InPlaceShape):
     """Group rank ``root``'s ``x`` on every rank."""
 
     group: object
@@ -55,9 +59,6 @@ class Broadcast(_Collective):
         out = x.copy()
         _arrays.broadcast(self.group, out, self.root).wait()
         return out
-
-    def infer(self, x):
-        return Spec(tuple(x.shape), x.dtype)
 
 
 @dataclass(frozen=True, eq=False)
