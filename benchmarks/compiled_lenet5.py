@@ -43,8 +43,8 @@ def main() -> None:
     import torch
 
     import ember
+    from ember.backend import jit as _jit
     from ember.static import passes
-    from ember.static.passes import _jit
 
     torch.set_num_threads(os.cpu_count() or 1)
     data = make_data()

@@ -30,7 +30,7 @@ def main() -> None:
     import torch
 
     import ember
-    from ember.static.passes import _jit
+    from ember.backend import jit as _jit
 
     torch.set_num_threads(os.cpu_count() or 1)
     data = make_data()

@@ -26,7 +26,7 @@ def _cpu_work():
     compiled = ember.compile(step)
     compiled(a)
     fused = compiled(a)  # numba kernels of the fused elementwise program, where numba is
-    from ember.static.passes import _jit
+    from ember.backend import jit as _jit
 
     _jit.wait(120)
     return [t.detach().cpu().numpy() for t in (conv, scaled, row, fused)]

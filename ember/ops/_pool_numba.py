@@ -10,7 +10,7 @@ the digits and LeNet shapes, so they stay NumPy. A kernel size known when numba 
 what makes the loop fast (runtime window sizes measured 3x slower), hence 2x2 only.
 
 numba is optional: ``kernels(dtype)`` is None without it, with ``EMBER_JIT=0``, for other
-dtypes, and while the module compiles in the background (``ember.static.passes._jit``: compiled
+dtypes, and while the module compiles in the background (``ember.backend.jit``: compiled
 once, cached on disk); callers then run the op's NumPy body.
 """
 
@@ -58,7 +58,7 @@ def kernels(*dtypes):
     d = dtypes[0]
     if d not in _DTYPES or any(e != d for e in dtypes):
         return None
-    from ..static.passes import _jit  # lazily: ops sit below ember.static
+    from ..backend import jit as _jit
 
     k = _jit.kernel("maxpool", SOURCE)
     return None if k is None or k.fn is None else k.module

@@ -18,7 +18,7 @@ class TrainerSteps:
         mode to put back, or None."""
         if not self.compile:
             return None
-        from ..static.passes import _jit
+        from ..backend import jit as _jit
 
         return _jit.set_mode("sync") if _jit.mode() == "auto" else None
 

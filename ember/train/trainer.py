@@ -336,7 +336,7 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
             if old_handler is not None:
                 signal.signal(signal.SIGINT, old_handler)
             if jit_mode is not None:
-                from ..static.passes import _jit
+                from ..backend import jit as _jit
 
                 _jit.set_mode(jit_mode)
         return self.history

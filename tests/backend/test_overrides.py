@@ -230,7 +230,7 @@ def test_every_override_is_checked_against_its_reference():
 
 @pytest.mark.parametrize("name", sorted(CPU_CASES))
 def test_cpu_override_matches_the_forward(name, monkeypatch):  # the optimizers' are below
-    from ember.static.passes import _jit
+    from ember.backend import jit as _jit
 
     monkeypatch.setattr(_jit, "_mode", "sync" if _jit.mode() == "auto" else _jit.mode())
     fn = overrides.registered("cpu")[name]

@@ -21,6 +21,7 @@ if MISSING is None and find_mpiexec() is None:
 
 pytestmark = [pytest.mark.mpi, pytest.mark.skipif(MISSING is not None, reason=str(MISSING))]
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 RESULT = re.compile(r"test accuracy ([\d.]+)% \(loss [\d.]+\) after (\d+) epochs in [\d.]+ s")
 
 
@@ -56,7 +57,9 @@ def test_two_processes_match_one_and_leave_one_run_folder(tmp_path, capsys):
     # rank 0 alone prints: one header, one line per epoch, one result line
     assert p2.stderr.count("ember train: cnn on digits") == 1, p2.stderr
     assert len(re.findall(r"^epoch +\d/2 ", p2.stderr, re.M)) == 2, p2.stderr
-    results = [RESULT.match(line) for line in p2.stdout.splitlines()]
+    # mpiexec (Open MPI 5) may end the forwarded output with colour resets ("\x1b[0m"): not lines
+    lines = [ln for ln in p2.stdout.splitlines() if ANSI.sub("", ln).strip()]
+    results = [RESULT.match(line) for line in lines]
     assert len(results) == 1 and results[0] is not None, p2.stdout
     acc1 = float(RESULT.match(p1.stdout.splitlines()[-1]).group(1))
     acc2 = float(results[0].group(1))

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 import ember
+from ember.backend import jit as _jit
 from ember.ops import _pool_numba
 from ember.ops import pool as P
-from ember.static.passes import _jit
 
 F = ember.nn.functional
 

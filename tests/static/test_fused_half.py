@@ -11,11 +11,12 @@ import pytest
 
 import ember
 from ember import dtypes
+from ember.backend import jit as _jit
 from ember.backend import overrides
 from ember.ops import elementwise as ew
 from ember.static import Graph, passes
 from ember.static.executor import Plan
-from ember.static.passes import _jit, fuse
+from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise, fusable
 from ember.static.passes.fused_renderers import cuda_preamble, cuda_source
 from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON

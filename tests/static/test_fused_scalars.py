@@ -15,11 +15,12 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember import dtypes
+from ember.backend import jit as _jit
 from ember.ops import elementwise as ew
 from ember.static import Graph, passes
 from ember.static.executor import Plan
 from ember.static.ir import Assign
-from ember.static.passes import _jit, fuse
+from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, numba_source
 from ember.static.trace import ArrayRef

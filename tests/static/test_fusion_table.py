@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ember import dtypes
+from ember.backend import jit as _jit
 from ember.ops import elementwise as ew
-from ember.static.passes import _jit
 from ember.static.passes.fuse import FUSABLE, FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, text
 from tests.static.test_fused_cuda import _host_library

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.backend import jit as _jit
 from ember.backend import overrides
 from ember.ops import elementwise as ew
 from ember.ops.base import Op, Spec
@@ -18,7 +19,6 @@ from ember.ops.reduce import Sum
 from ember.static import Graph, passes
 from ember.static.executor import Plan
 from ember.static.ir import Assign
-from ember.static.passes import _jit
 
 F32 = np.float32
 

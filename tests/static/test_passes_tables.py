@@ -6,9 +6,9 @@ import pytest
 
 import ember
 from ember import static
+from ember.backend import jit as _jit
 from ember.static import passes
 from ember.static.executor import Plan
-from ember.static.passes import _jit
 from tests.ops.harness import XFAIL, _build, _first, all_cases
 
 # Every case a graph can be built for: not data-dependent (declared on the case) and not a

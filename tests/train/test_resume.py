@@ -63,7 +63,7 @@ def test_resume_mid_epoch_is_bitwise_identical(tmp_path, case, request):
         kw.update(compile=True, transform=random_transform())
         # numba kernels replace the NumPy path whenever their background compile ends, which
         # changes the rounding mid-run: bitwise reproducibility needs EMBER_JIT=off or sync
-        from ember.static.passes import _jit
+        from ember.backend import jit as _jit
 
         previous = _jit.set_mode("off")
         request.addfinalizer(lambda: _jit.set_mode(previous))

@@ -28,8 +28,8 @@ elementwise fusion fuses its chains.
 
 from __future__ import annotations
 
+from ...backend import jit as _jit
 from ..ir import Graph
-from . import _jit
 from .cse import common_subexpression_elimination
 from .dce import dead_code_elimination
 from .fold import constant_folding

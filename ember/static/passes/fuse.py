@@ -60,6 +60,7 @@ import math
 import numpy as np
 
 from ... import _caches
+from ...backend import jit as _jit
 from ...backend import overrides
 from ...backend.arrays import writeable
 from ...backend.kernels import fused as _fused
@@ -70,7 +71,6 @@ from ...ops.base import Op, Spec
 from ...ops.linalg import MatMul
 from ..dims import has_dims
 from ..ir import Assign, Graph
-from . import _jit
 from ._util import clone, consumers, has_side_effects, is_known_shape, roots, stored
 from .fused_renderers import (
     CTYPES,

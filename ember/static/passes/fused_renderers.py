@@ -32,9 +32,9 @@ import re
 
 import numpy as np
 
+from ...backend import jit as _jit
 from ...backend.kernels import half_io
 from ...ops.elementwise.kinds import substitute
-from . import _jit
 
 # function in a scalar expression -> (numba spelling, CUDA C spelling); ``cast`` converts to
 # the output dtype, whose names are filled in (in CUDA C, a cast to a 16-bit dtype rounds the

@@ -1,4 +1,6 @@
-"""Optional numba kernels for the fused nodes: compiled off the caller's thread, cached on disk.
+"""Optional numba kernels (compiled graphs' fused nodes, CPU op overrides such as max-pool's):
+compiled off the caller's thread, cached on disk. It sits in the backend layer, below the ops
+and ``ember.static`` that both use it.
 
 numba is not a dependency of ember (install the ``jit`` extra: ``pip install ember[jit]``).
 When it can be imported, ``kernel(name, source)`` returns a handle whose ``fn`` is set once the
@@ -23,7 +25,7 @@ import sys
 import tempfile
 import threading
 
-from ... import _caches
+from .. import _caches
 
 _MODES = {"auto", "sync", "off"}
 _mode = os.environ.get("EMBER_JIT", "auto").lower()
