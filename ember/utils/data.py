@@ -14,29 +14,17 @@ from .. import _aliases
 from .. import data as _data
 from ..data import *  # noqa: F403
 from ..data import __all__  # noqa: F401
+from ..data import dataset as _dataset
+from ..data import distributed as _distributed
+from ..data import sampler as _sampler
 
-# PyTorch's submodules and their __all__ (torch 2.13)
+# PyTorch's submodules and their __all__ (torch 2.13): ember's modules of the same name export
+# the same names, except dataloader, where PyTorch also exports the collate helpers
 SUBMODULES = {
-    "distributed": ("DistributedSampler",),
+    "distributed": tuple(_distributed.__all__),
     "dataloader": ("DataLoader", "get_worker_info", "default_collate", "default_convert"),
-    "dataset": (
-        "Dataset",
-        "IterableDataset",
-        "TensorDataset",
-        "StackDataset",
-        "ConcatDataset",
-        "ChainDataset",
-        "Subset",
-        "random_split",
-    ),
-    "sampler": (
-        "BatchSampler",
-        "RandomSampler",
-        "Sampler",
-        "SequentialSampler",
-        "SubsetRandomSampler",
-        "WeightedRandomSampler",
-    ),
+    "dataset": tuple(_dataset.__all__),
+    "sampler": tuple(_sampler.__all__),
 }
 
 for _name, _names in SUBMODULES.items():
