@@ -21,12 +21,12 @@ from .. import random as _random
 T_co = TypeVar("T_co", covariant=True)
 
 __all__ = [
+    "BatchSampler",
+    "RandomSampler",
     "Sampler",
     "SequentialSampler",
-    "RandomSampler",
     "SubsetRandomSampler",
     "WeightedRandomSampler",
-    "BatchSampler",
 ]
 
 
