@@ -93,6 +93,7 @@ from .functions.indexing import *  # noqa: F403
 from .functions.linalg import *  # noqa: F403
 from .functions.logical import *  # noqa: F403
 from .functions.math import *  # noqa: F403
+from .functions.out_arg import add_out_argument as _add_out_argument
 from .functions.reduce import *  # noqa: F403
 from .functions.sampling import *  # noqa: F403
 from .functions.searching import *  # noqa: F403
@@ -116,6 +117,7 @@ from .serialization import CheckpointError, load, save
 from .static import compile  # noqa: E402,A004  (ember.compile)
 
 cpu = _register_cpu()  # ember.cpu, ember.cpu.amp, ember.cuda.amp
+_add_out_argument(globals())  # ember.add(x, y, out=r): PyTorch's out= keyword
 from .utils.summary import summary
 
 float = float32  # noqa: A001

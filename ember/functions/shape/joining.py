@@ -45,7 +45,7 @@ def _same_dtype(tensors: list) -> list:
     return [cast(t, dt) for t in tensors]
 
 
-def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+def cat(tensors, dim: int = 0) -> Tensor:
     """Concatenate along ``dim``, promoting dtypes as PyTorch does (1-d empty tensors are
     skipped, as in PyTorch).
 
@@ -53,8 +53,6 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     >>> ember.cat([ember.tensor([1, 2]), ember.tensor([3.5])])
     tensor([1.0000, 2.0000, 3.5000])
     """
-    if out is not None:
-        raise DTypeError("cat: the out= argument is not supported")
     tensors = _tensor_list(tensors, "cat")
     for i, t in enumerate(tensors):
         if not t._data.ndim:
@@ -75,7 +73,7 @@ concat = cat
 concatenate = cat
 
 
-def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shape tensors along a new dimension ``dim``.
 
     >>> import ember
@@ -83,8 +81,6 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensor([[1., 0.],
             [1., 0.]])
     """
-    if out is not None:
-        raise DTypeError("stack: the out= argument is not supported")
     tensors = _tensor_list(tensors, "stack")
     shape = tensors[0]._data.shape
     for i, t in enumerate(tensors):

@@ -1,0 +1,202 @@
+"""PyTorch's ``out=`` keyword for the public functions (``ember.add(x, y, out=r)``).
+
+One wrapper serves every function in ``OUT``: it runs the function as usual, then writes the
+result into ``out`` through the in-place machinery (``inplace.apply_inplace``: the version
+counter bumps, views write into their base, ``ember.compile`` records the write) and returns
+``out`` itself. As in PyTorch:
+
+- an ``out`` of another shape is resized (with a UserWarning when it had elements);
+- the result is cast to ``out``'s dtype when ``can_cast`` allows it (``"exact"`` functions,
+  the matmul family, want ``out``'s dtype to be the result's), and a ``dtype=`` argument must
+  be ``out``'s dtype; creation functions make their values in ``out``'s dtype and device;
+- functions returning ``(values, indices)`` take a tuple of tensors;
+- a result that requires grad (or a differentiable result with an ``out`` that requires grad)
+  is refused while grad mode is on: out= writes are not differentiable.
+
+The wrapped functions are the ``ember.*`` names (``add_out_argument`` puts them there); the
+functions in ``ember.functions`` that the library itself calls keep their plain signatures.
+
+>>> import ember
+>>> r = ember.empty(2)
+>>> ember.add(ember.ones(2), 1, out=r) is r, r
+(True, tensor([2., 2.]))
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+
+from .. import dtypes as _dt
+from .._config import state
+from .._errors import AutogradError, DeviceError, DTypeError, EmberError
+from .._tensor import Tensor
+from ..backend import xp_of
+from ..backend.cuda import device_context
+from .inplace import apply_inplace
+
+_ELEMENTWISE = """
+    add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow
+    clamp clip clamp_min clamp_max where
+    exp exp2 expm1 log log1p log2 log10 sqrt rsqrt sin cos tan sinh cosh asin acos atan
+    atan2 arcsin arccos arctan arctan2 tanh sigmoid erf erfc floor ceil trunc fix round frac
+    neg negative abs absolute sign sgn square reciprocal maximum minimum
+    addcmul addcdiv lerp xlogy deg2rad rad2deg logaddexp logaddexp2 hypot signbit copysign
+    nan_to_num sinc heaviside float_power fmax fmin i0 lgamma digamma erfinv
+    eq ne lt le gt ge greater greater_equal less less_equal not_equal isposinf isneginf
+    logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not
+"""
+_REDUCTIONS = """
+    sum mean prod cumsum cumprod max min amax amin argmax argmin var std logsumexp all any
+    nansum nanmean median nanmedian kthvalue mode quantile nanquantile cummax cummin
+    logcumsumexp std_mean var_mean aminmax count_nonzero norm dist
+"""
+_STRUCTURE = """
+    cat concat concatenate stack hstack vstack column_stack tril triu diag diag_embed kron
+    gather index_select masked_select take take_along_dim index_add index_copy index_fill
+    scatter scatter_add sort argsort topk msort searchsorted bucketize isin histc bincount
+    nonzero diff cross softmax log_softmax tensordot inner
+"""
+_MATMUL = "mm matmul bmm mv dot outer addmm addmv addr baddbmm"
+_CREATION = "zeros ones empty full arange linspace eye rand randn randint randperm normal"
+
+OUT: dict[str, str] = {
+    **dict.fromkeys(_ELEMENTWISE.split(), "cast"),
+    **dict.fromkeys(_REDUCTIONS.split(), "cast"),
+    **dict.fromkeys(_STRUCTURE.split(), "cast"),
+    **dict.fromkeys(_MATMUL.split(), "exact"),
+    **dict.fromkeys(_CREATION.split(), "creation"),
+    "bernoulli": "cast",
+    "multinomial": "cast",
+}
+"""The ``ember.*`` functions that take ``out=`` (those PyTorch 2.13's take it for) and how the
+result meets ``out``'s dtype: ``cast`` (by ``can_cast``), ``exact`` (the same dtype) or
+``creation`` (made in ``out``'s dtype and on its device)."""
+
+
+def add_out_argument(namespace: dict) -> None:
+    """Replace each function of ``OUT`` in ``namespace`` (``ember``'s globals) by one taking
+    ``out=``; aliases (``ember.absolute`` and ``ember.abs``) stay one object.
+
+    >>> import ember
+    >>> ns = {"neg": ember.functions.elementwise.neg}
+    >>> add_out_argument(ns)
+    >>> ns["neg"](ember.ones(1), out=ember.empty(0))
+    tensor([-1.])
+    """
+    wrapped: dict[int, Callable] = {}
+    for name, kind in OUT.items():
+        fn = namespace.get(name)
+        if fn is None:
+            continue
+        if id(fn) not in wrapped:
+            wrapped[id(fn)] = _with_out(fn, name, kind)
+        namespace[name] = wrapped[id(fn)]
+
+
+def _with_out(fn: Callable, name: str, kind: str) -> Callable:
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        _check_kind(out, name)
+        if kind == "creation":
+            kwargs.setdefault("device", out.device)
+            if kwargs.get("dtype") is None:
+                kwargs["dtype"] = out.dtype
+        requested = kwargs.get("dtype")
+        result = fn(*args, **kwargs)
+        if isinstance(result, tuple):
+            if isinstance(out, Tensor) or len(out) != len(result):
+                n = 1 if isinstance(out, Tensor) else len(out)
+                raise DTypeError(
+                    f"{name}(): out= must be a tuple of {len(result)} tensors here, got {n}"
+                )
+            _check_grad(name, result, tuple(out))
+            written = [_write(o, r, name, kind, requested) for o, r in zip(out, result)]
+            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        if not isinstance(out, Tensor):
+            raise DTypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        _check_grad(name, (result,), (out,))
+        return _write(out, result, name, kind, requested)
+
+    params = list(inspect.signature(fn).parameters.values())
+    where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(where, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    call.__signature__ = inspect.Signature(params, return_annotation=inspect.Signature.empty)
+    return call
+
+
+def _check_kind(out, name: str) -> None:
+    items = out if isinstance(out, (tuple, list)) else (out,)
+    for o in items:
+        if not isinstance(o, Tensor):
+            raise DTypeError(
+                f"{name}(): argument 'out' must be a Tensor or a tuple of Tensors, "
+                f"not {type(o).__name__}"
+            )
+
+
+def _check_grad(name: str, results: tuple, outs: tuple) -> None:
+    if not state.grad_enabled:
+        return
+    if any(r._requires_grad for r in results) or any(
+        o._requires_grad and r.dtype.is_floating_point for o, r in zip(outs, results)
+    ):
+        raise AutogradError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+def _write(out: Tensor, result: Tensor, name: str, kind: str, requested) -> Tensor:
+    if result.device != out.device:
+        raise DeviceError(
+            f"{name}(): expected out tensor to have device {result.device}, but got "
+            f"{out.device} instead (out= can't move the result between devices)"
+        )
+    if requested is not None and _dt.to_dtype(requested) is not out.dtype:
+        raise DTypeError(
+            f"{name}(): dtype {_dt.to_dtype(requested)} does not match the dtype of the out "
+            f"parameter ({out.dtype})"
+        )
+    if kind == "exact" and result.dtype is not out.dtype:
+        raise DTypeError(
+            f"{name}(): expected out tensor to have dtype {result.dtype}, but got {out.dtype} "
+            "instead"
+        )
+    if tuple(out.shape) != tuple(result.shape):
+        _resize(out, tuple(result.shape), name)
+    return apply_inplace(out, _value_of, result, name=name)
+
+
+def _value_of(_old: Tensor, result: Tensor) -> Tensor:
+    return result
+
+
+def _resize(out: Tensor, shape: tuple, name: str) -> None:
+    """Give ``out`` fresh storage of ``shape``, as PyTorch's resize of an out= argument (a view
+    resized this way no longer shares its base's storage)."""
+    if out.numel():
+        warnings.warn(
+            f"{name}(): an output with one or more elements was resized since it had shape "
+            f"{list(out.shape)}, which does not match the required output shape {list(shape)}. "
+            "PyTorch deprecates this: pass an out tensor of the result's shape, or one with zero "
+            "elements.",
+            UserWarning,
+            stacklevel=4,
+        )
+    data = out._data
+    if getattr(data, "is_symbol", False):
+        raise EmberError(
+            f"{name}(): can't resize the symbolic out tensor of shape {tuple(out.shape)} to "
+            f"{shape}: pass an out tensor of the result's shape"
+        )
+    with device_context(data):
+        out._data = xp_of(data).empty(shape, dtype=data.dtype)
+    out._base = None
+    out._view_ops = None
+    out._readonly = False
+
