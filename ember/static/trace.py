@@ -176,6 +176,8 @@ class Tracer:
         """The Symbol for concrete tensor ``t`` (a constant in define mode, else its state value,
         which ``t`` holds from now until ``finish``)."""
         arr = t._data
+        if type(arr) is Symbol:  # captured already (``w * w``: the op's second read of w)
+            return arr
         slot = self.slots.get(id(arr))
         if slot is None:
             if self.define and self.dim_arrays and _root_id(arr) in self.dim_arrays:

@@ -166,6 +166,31 @@ def test_closure_globals_and_in_place_updates_of_arguments():
     assert float(counter) == 3
 
 
+def test_a_state_tensor_read_twice_by_one_op():
+    """``w * w`` of a parameter the function reaches (an L2 penalty): both reads are the same
+    state value, not the first read's stand-in captured as a second state array."""
+    w = nn.Parameter(ember.tensor([1.0, -2.0, 3.0]))
+    opt = ember.optim.SGD([w], lr=0.1)
+
+    @ember.compile
+    def step():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    want = np.array([1.0, -2.0, 3.0], np.float32)
+    for _ in range(3):
+        assert float(step()) == pytest.approx(float((want * want).sum()))
+        want = want - 0.1 * 2 * want
+        np.testing.assert_allclose(_host(w), want, rtol=1e-6)
+    assert [v.name for v in step.graph.state if v.shape == (3,)] == [
+        "opt.param_groups.0.0.grad",
+        "opt.param_groups.0.0",
+    ]
+
+
 def test_retrace_prints_the_changed_argument(capsys):
     @ember.compile
     def f(x, scale):
