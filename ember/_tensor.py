@@ -12,12 +12,15 @@ graph points down: ops import Tensor, never the reverse.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
 from ._errors import AutogradError, DTypeError, EmberError, ShapeError
 from ._shape import wrap_dim
 from .backend import CPU, Device, device_of
+from .storage import TypedStorage, UntypedStorage, storage_offset
 
 
 class Size(tuple):
@@ -209,6 +212,47 @@ class Tensor:
         if type(self._data) is np.ndarray:
             return self._data.__array_interface__["data"][0]
         return int(self._data.data.ptr)
+
+    def untyped_storage(self) -> UntypedStorage:
+        """The allocation this tensor's elements live in, as bytes (shared by a view and its
+        base: compare ``data_ptr()`` to tell whether two tensors share memory). Read-only.
+
+        >>> import ember
+        >>> x = ember.zeros(4)
+        >>> x[1:].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        True
+        """
+        return UntypedStorage(self._data)
+
+    def storage(self) -> TypedStorage:
+        """The allocation read as this tensor's dtype; PyTorch deprecates it (it warns), prefer
+        ``untyped_storage()``. Read-only.
+
+        >>> import ember, warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     ember.arange(4)[2:].storage().tolist()
+        [0, 1, 2, 3]
+        """
+        warnings.warn(
+            "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
+            "be the only storage class. This should only matter to you if you are using storages "
+            "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
+            "of tensor.storage()",
+            UserWarning,
+            stacklevel=2,
+        )
+        return TypedStorage(self._data)
+
+    def storage_offset(self) -> int:
+        """Where the first element is in the storage, in elements (nonzero for views that start
+        past their base's first element).
+
+        >>> import ember
+        >>> ember.zeros(3, 4)[1].storage_offset()
+        4
+        """
+        return storage_offset(self._data)
 
     # -- autograd state ----------------------------------------------------------------------
     @property

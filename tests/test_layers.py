@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ember.dtypes",
             "ember.random",
             "ember._tensor",
+            "ember.storage",
             "ember._node",
             "ember._repr",
             "ember._legacy",

@@ -35,45 +35,44 @@ from .._errors import AutogradError, DeviceError, DTypeError, EmberError
 from .._tensor import Tensor
 from ..backend import xp_of
 from ..backend.cuda import device_context
+from ..ops.elementwise import cast
 from .inplace import apply_inplace
 
-_ELEMENTWISE = """
+_CAST = """
     add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow
-    clamp clip clamp_min clamp_max where
-    exp exp2 expm1 log log1p log2 log10 sqrt rsqrt sin cos tan sinh cosh asin acos atan
-    atan2 arcsin arccos arctan arctan2 tanh sigmoid erf erfc floor ceil trunc fix round frac
-    neg negative abs absolute sign sgn square reciprocal maximum minimum
-    addcmul addcdiv lerp xlogy deg2rad rad2deg logaddexp logaddexp2 hypot signbit copysign
-    nan_to_num sinc heaviside float_power fmax fmin i0 lgamma digamma erfinv
-    eq ne lt le gt ge greater greater_equal less less_equal not_equal isposinf isneginf
-    logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not
+    float_power square reciprocal maximum minimum atan2 arctan2 xlogy logaddexp logaddexp2
+    hypot copysign fmax fmin exp exp2 expm1 log log1p log2 log10 sqrt rsqrt sin cos tan sinh
+    cosh asin acos atan arcsin arccos arctan tanh sigmoid erf erfc erfinv logit deg2rad
+    rad2deg sinc i0 lgamma digamma addcmul addcdiv lerp kron outer addr diff
+    eq ne lt le gt ge greater greater_equal less less_equal not_equal
+    logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor
+    mean var std logsumexp max min cat concat concatenate stack hstack vstack column_stack
 """
-_REDUCTIONS = """
-    sum mean prod cumsum cumprod max min amax amin argmax argmin var std logsumexp all any
-    nansum nanmean median nanmedian kthvalue mode quantile nanquantile cummax cummin
-    logcumsumexp std_mean var_mean aminmax count_nonzero norm dist
+_EXACT = """
+    neg negative abs absolute sign sgn floor ceil trunc fix round frac nan_to_num heaviside
+    clamp clip clamp_min clamp_max where signbit isposinf isneginf isin bitwise_not
+    mm matmul bmm mv dot inner addmm addmv baddbmm tensordot
+    amax amin argmax argmin all any norm quantile nanquantile logcumsumexp
+    cummax cummin aminmax median nanmedian kthvalue mode sort topk msort softmax log_softmax
+    gather scatter scatter_add index_select masked_select take take_along_dim index_add
+    index_copy tril triu diag cross histc nonzero searchsorted bucketize multinomial
 """
-_STRUCTURE = """
-    cat concat concatenate stack hstack vstack column_stack tril triu diag diag_embed kron
-    gather index_select masked_select take take_along_dim index_add index_copy index_fill
-    scatter scatter_add sort argsort topk msort searchsorted bucketize isin histc bincount
-    nonzero diff cross softmax log_softmax tensordot inner
-"""
-_MATMUL = "mm matmul bmm mv dot outer addmm addmv addr baddbmm"
+_DTYPE = "sum prod cumsum cumprod nansum nanmean"
 _CREATION = "zeros ones empty full arange linspace eye rand randn randint randperm normal"
 
 OUT: dict[str, str] = {
-    **dict.fromkeys(_ELEMENTWISE.split(), "cast"),
-    **dict.fromkeys(_REDUCTIONS.split(), "cast"),
-    **dict.fromkeys(_STRUCTURE.split(), "cast"),
-    **dict.fromkeys(_MATMUL.split(), "exact"),
+    **dict.fromkeys(_CAST.split(), "cast"),
+    **dict.fromkeys(_EXACT.split(), "exact"),
+    **dict.fromkeys(_DTYPE.split(), "dtype"),
     **dict.fromkeys(_CREATION.split(), "creation"),
-    "bernoulli": "cast",
-    "multinomial": "cast",
+    "bernoulli": "convert",
 }
-"""The ``ember.*`` functions that take ``out=`` (those PyTorch 2.13's take it for) and how the
-result meets ``out``'s dtype: ``cast`` (by ``can_cast``), ``exact`` (the same dtype) or
-``creation`` (made in ``out``'s dtype and on its device)."""
+"""The ``ember.*`` functions that take ``out=`` (those PyTorch 2.13's take it for), each with
+how PyTorch's kernel meets ``out``'s dtype: ``cast`` (the result is cast when ``can_cast``
+allows), ``exact`` (``out`` must have the result's dtype, as must every ``out`` of a
+``(values, indices)`` result), ``dtype`` (``out``'s dtype is the ``dtype=`` the function
+computes in), ``creation`` (made in ``out``'s dtype and on its device) or ``convert`` (any
+dtype: bernoulli's 0/1 draws)."""
 
 
 def add_out_argument(namespace: dict) -> None:
@@ -102,11 +101,11 @@ def _with_out(fn: Callable, name: str, kind: str) -> Callable:
         if out is None:
             return fn(*args, **kwargs)
         _check_kind(out, name)
+        requested = kwargs.get("dtype")
+        if kind in ("dtype", "creation") and requested is None and isinstance(out, Tensor):
+            kwargs["dtype"] = out.dtype
         if kind == "creation":
             kwargs.setdefault("device", out.device)
-            if kwargs.get("dtype") is None:
-                kwargs["dtype"] = out.dtype
-        requested = kwargs.get("dtype")
         result = fn(*args, **kwargs)
         if isinstance(result, tuple):
             if isinstance(out, Tensor) or len(out) != len(result):
@@ -115,7 +114,7 @@ def _with_out(fn: Callable, name: str, kind: str) -> Callable:
                     f"{name}(): out= must be a tuple of {len(result)} tensors here, got {n}"
                 )
             _check_grad(name, result, tuple(out))
-            written = [_write(o, r, name, kind, requested) for o, r in zip(out, result)]
+            written = [_write(o, r, name, "exact", requested) for o, r in zip(out, result)]
             return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
         if not isinstance(out, Tensor):
             raise DTypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -167,6 +166,8 @@ def _write(out: Tensor, result: Tensor, name: str, kind: str, requested) -> Tens
             f"{name}(): expected out tensor to have dtype {result.dtype}, but got {out.dtype} "
             "instead"
         )
+    if kind == "convert" and result.dtype is not out.dtype:
+        result = cast(result, out.dtype)
     if tuple(out.shape) != tuple(result.shape):
         _resize(out, tuple(result.shape), name)
     return apply_inplace(out, _value_of, result, name=name)
@@ -199,4 +200,3 @@ def _resize(out: Tensor, shape: tuple, name: str) -> None:
     out._base = None
     out._view_ops = None
     out._readonly = False
-
