@@ -23,6 +23,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     nn,
     optim,
     random,
+    sparse,  # noqa: E402  (ember.sparse: sparse COO tensors, as torch.sparse)
     static,  # noqa: E402  (ember.static: graphs, Session)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
@@ -101,6 +102,8 @@ from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
+from .sparse.layout import layout, sparse_coo, strided
+from .sparse.methods import *  # noqa: F403
 from .linalg import _torch_svd as svd
 from .linalg import cholesky, det, logdet, matrix_power, slogdet
 from .linalg import inv as inverse

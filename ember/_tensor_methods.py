@@ -23,11 +23,12 @@ from .functions import (
     special,
     structure,
 )
+from .sparse import methods as sparse_methods
 
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
     reduce, linalg, shape, indexing, sorting, conversion, inplace, tensor_methods,
-    sampling, structure, searching, special,
+    sampling, structure, searching, special, sparse_methods,
 )  # fmt: skip
 
 

@@ -34,6 +34,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     >>> ember.mm(ember.ones(1, 2), ember.ones(2, 1))
     tensor([[2.]])
     """
+    if input.is_sparse or mat2.is_sparse:
+        return _sparse_product(input, mat2, "mm")
     sa, sb = input._data.shape, mat2._data.shape
     if len(sa) != 2 or len(sb) != 2:
         raise ShapeError(
@@ -59,6 +61,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     >>> (ember.ones(3) @ ember.ones(3)).shape
     ember.Size([])
     """
+    if input.is_sparse or other.is_sparse:
+        return _sparse_product(input, other, "matmul")
     a, b = binary(input, other, "matmul")
     return apply(_MATMUL, a, b)
 
@@ -263,6 +267,13 @@ def _normalize(equation: str, shapes: list) -> tuple[str, list]:
             )
         targets.append(target)
     return ",".join(ins) + "->" + out, targets
+
+
+def _sparse_product(a: Tensor, b: Tensor, name: str) -> Tensor:
+    """A product with a sparse COO operand (``ember.sparse``, imported on first use)."""
+    from ..sparse.matmul import product
+
+    return product(a, b, name, dense_grad=True)
 
 
 def _rmatmul(self, other):
