@@ -10,6 +10,9 @@ from the file. ``load`` also reads PyTorch's zip checkpoints through a restricte
 
 from __future__ import annotations
 
+import base64
+import io
+import binascii
 import json
 import os
 from collections.abc import Callable
@@ -20,13 +23,17 @@ import numpy as np
 from .._errors import DeviceError
 from .._tensor import Tensor
 from ..backend import CPU, Device, to_device
+from . import pickled as _pickled
 from . import safetensors as _st
+from . import torch_legacy as _torch_legacy
 from . import torch_zip as _torch_zip
 from .atomic import atomic_write
 from .errors import CheckpointError
-from .structure import flatten, unflatten
+from .structure import NotPlain, flatten, unflatten
+from .unpickler import guarded, read_pickle
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # the JSON skeleton; a pickled object's document is version 2
+PICKLE_VERSION = 2
 _META_KEY = "ember"
 
 PathLike = Union[str, "os.PathLike[str]"]  # noqa: UP007  (a runtime alias: no | with strings)
@@ -41,11 +48,16 @@ def _host(t: Tensor) -> np.ndarray:
 
 
 def save(obj: Any, f: PathLike | BinaryIO) -> None:
-    """Save a tensor or a nested structure of tensors to a safetensors file, atomically.
+    """Save any picklable object to a safetensors file, atomically: its tensors as tensors.
 
-    ``obj`` may nest dicts (str or int keys), lists and tuples of tensors, ints, floats, bools,
-    None and strings, as ``{"model": model.state_dict(), "optimizer": opt.state_dict(),
-    "epoch": 3}`` does. Tensors are saved from the host (cuda tensors are copied over); a tensor
+    A tensor or a structure of dicts (str or int keys), lists and tuples of tensors, ints,
+    floats, bools, None and strings, as ``{"model": model.state_dict(), "optimizer":
+    opt.state_dict(), "epoch": 3}`` is, is stored as a JSON skeleton in the metadata, and a
+    plain state dict makes a standard safetensors file. Anything else (a whole module, an
+    optimizer, the user's classes, sets, Parameters) is pickled as ``torch.save`` pickles it,
+    except that its tensors go to the file's tensors and the pickle only refers to them
+    (``pickled``); ``ember.load`` reads it back with ``weights_only=False``, or with the
+    classes allowlisted (``ember.serialization.safe_globals``). Tensors are saved from the host (cuda tensors are copied over); a tensor
     object held in several places is stored once and loads as one tensor (views of one storage
     are stored separately). Each tensor's CRC-32 goes into the header's metadata, which
     ``ember.load`` checks. ``f`` is a path (written via a temp file in the same folder, fsync and
@@ -57,10 +69,15 @@ def save(obj: Any, f: PathLike | BinaryIO) -> None:
     >>> ember.load(path)
     {'w': tensor([1., 1.]), 'step': 3}
     """
-    skeleton, tensors = flatten(obj)
+    try:
+        skeleton, tensors = flatten(obj)
+        root = {"version": FORMAT_VERSION, "root": skeleton}
+    except NotPlain:
+        data, tensors = _pickled.dumps(obj)
+        root = {"version": PICKLE_VERSION, "pickle": base64.b64encode(data).decode("ascii")}
     arrays = {name: _host(t) for name, t in tensors.items()}
     try:
-        doc = json.dumps({"version": FORMAT_VERSION, "root": skeleton}, separators=(",", ":"))
+        doc = json.dumps(root, separators=(",", ":"))
     except ValueError as e:  # e.g. an int with more digits than Python converts to str
         raise CheckpointError(f"save: cannot encode the object: {e}") from None
     metadata = {"format": "pt", _META_KEY: doc}
@@ -122,6 +139,71 @@ def _placer(map_location: MapLocation, source: str) -> Callable[[Tensor, str], T
     )
 
 
+def _tensors_of(header: _st.Header, fh: BinaryIO, source: str, place) -> Callable:
+    """``tensor(name, location, requires_grad)``: each stored tensor read once, on demand."""
+    loaded: dict[str, tuple[Tensor, str, bool]] = {}
+    # What a header may make the loader allocate: the tensors it holds, each once; the
+    # tiling check in read_header already ties that to the file's size, and this budget
+    # keeps it so (a structure naming one tensor many times costs nothing more).
+    budget = header.data_start + sum(i.end - i.begin for i in header.tensors.values())
+
+    def tensor(name: str, loc: str = "cpu", requires_grad: bool = False) -> Tensor:
+        nonlocal budget
+        info = header.tensors.get(name)
+        if info is None:
+            raise CheckpointError(
+                f"{source}: the ember metadata refers to tensor {name!r:.80}, "
+                "which is not in the file"
+            )
+        seen = loaded.get(name)
+        if seen is not None:
+            t, seen_loc, seen_grad = seen
+            if (seen_loc, seen_grad) != (loc, requires_grad):
+                raise CheckpointError(
+                    f"{source}: invalid ember structure metadata: tensor {name!r:.80} is "
+                    f"referred to with location {seen_loc!r:.40} / requires_grad "
+                    f"{seen_grad} and with {loc!r:.40} / {requires_grad}"
+                )
+            return t
+        budget -= info.end - info.begin
+        if budget < 0:  # unreachable for a checked header; kept as the loader's cap
+            raise CheckpointError(
+                f"{source}: the header asks for more memory than the file's size allows"
+            )
+        try:
+            Device(loc)
+        except DeviceError:
+            raise CheckpointError(f"{source}: tensor {name!r} has bad device {loc!r:.40}") from None
+        if requires_grad and info.dtype.kind != "f" and info.dtype.name != "bfloat16":
+            raise CheckpointError(
+                f"{source}: tensor {name!r} of dtype {info.dtype} cannot require grad"
+            )
+        t = place(Tensor._make(_st.read_array(fh, header, info, source)), loc)
+        if requires_grad:
+            t.requires_grad_(True)
+        loaded[name] = (t, loc, requires_grad)
+        return t
+
+    return tensor
+
+
+def _unpickle(doc: dict, tensor: Callable, source: str, weights_only: bool) -> Any:
+    text = doc.get("pickle")
+    try:
+        data = base64.b64decode(text, validate=True) if isinstance(text, str) else None
+    except (binascii.Error, ValueError):
+        data = None
+    if data is None:
+        raise CheckpointError(f"{source}: the ember metadata's pickle is not base64 text")
+    policy = _pickled.EmberPolicy(lambda name, loc: tensor(name, loc, False))
+    return guarded(
+        lambda: read_pickle(io.BytesIO(data), policy, weights_only),
+        source,
+        "ember checkpoint",
+        weights_only,
+    )
+
+
 def _open(f):
     if hasattr(f, "read"):
         return _st.seekable(f), str(getattr(f, "name", "<file object>")), False
@@ -133,7 +215,7 @@ def load(
     f: PathLike | BinaryIO,
     map_location: MapLocation = None,
     *,
-    weights_only=None,
+    weights_only: bool | None = None,
     verify: bool = True,
 ) -> Any:
     """Load an object saved by ``ember.save`` (or any safetensors file) with fresh tensors.
@@ -151,18 +233,24 @@ def load(
     the CPU) and its saved location and returns the tensor to use, a device to put it on, or
     None for the default. ``'cuda'`` means the current GPU; loading tensors saved on a GPU
     without one raises a ``DeviceError`` that suggests ``map_location='cpu'``. A safetensors
-    file not written by ember loads as a dict of name -> tensor. ``weights_only`` is accepted
-    for PyTorch compatibility and ignored: loading never runs code from the file.
+    file not written by ember loads as a dict of name -> tensor.
 
-    A file that ``torch.save`` wrote (a zip archive, found by its magic bytes) loads too,
-    without torch, as ``torch.load(path, weights_only=True)`` would load it: its pickle goes
-    through a restricted unpickler that resolves only tensor rebuild functions, storages,
-    dtypes, ``torch.Size``, ``torch.device``, ``OrderedDict`` and plain containers
-    (``ember.serialization.torch_pickle.ALLOWED``) and refuses any other global before running
-    anything, so ``model.load_state_dict(ember.load("model.pth"))`` works for a state dict
-    saved by PyTorch, while a whole pickled ``nn.Module`` is a ``CheckpointError`` that says so.
-    Tensors come back on the CPU (then ``map_location`` applies), each with an array of its
-    own; Parameters keep their ``requires_grad``; ``verify`` checks the archive's CRC-32s.
+    ``weights_only`` (default True, as ``torch.load`` since PyTorch 2.6) says how a pickled
+    object is read. True: only tensors, dtypes, devices, ``Size``, plain containers,
+    ``OrderedDict``/``Counter``/``set``/``complex``/``bytearray`` and the globals allowlisted
+    with ``ember.serialization.add_safe_globals`` or ``safe_globals`` load; anything else is a
+    ``WeightsOnlyError`` (a ``CheckpointError`` and ``pickle.UnpicklingError``) with PyTorch's
+    message, raised before anything from the file runs. False: the pickle may run any code it
+    names; use it only for files you trust. A state dict (JSON skeleton) loads either way.
+
+    Files ``torch.save`` wrote load too, without torch: zip archives and the legacy format
+    (``_use_new_zipfile_serialization=False``), state dicts and whole objects alike. A
+    ``torch.X`` global is ``ember.X`` (``torch.nn.modules.linear.Linear`` is
+    ``ember.nn.Linear``, ``torch.optim.sgd.SGD`` is ``ember.optim.SGD``), so a whole PyTorch
+    model comes back as the ember model with PyTorch's weights and ``training`` flags, and the
+    program's own classes (``__main__.Net``) are the program's (ember) classes. Tensors come
+    back on the CPU (then ``map_location`` applies), each with an array of its own;
+    Parameters stay Parameters; ``verify`` checks a zip archive's CRC-32s.
 
     Files that are not valid (truncated, corrupt, hostile, other pickles) raise
     ``CheckpointError`` naming the file and the problem.
@@ -174,60 +262,19 @@ def load(
     >>> ember.load(buf, map_location="cpu")
     [tensor([1, 2]), (1.5, 'a', None)]
     """
+    weights_only = True if weights_only is None else bool(weights_only)
     fh, source, owned = _open(f)
     try:
         start = fh.tell()
-        head = fh.read(4) or b""
+        head = fh.read(32) or b""
         fh.seek(start)
         place = _placer(map_location, source)
         if _torch_zip.is_torch_zip(head):
-            return _torch_zip.load(fh, source, place, verify)
+            return _torch_zip.load(fh, source, place, verify, weights_only)
+        if _torch_legacy.is_torch_legacy(head):
+            return _torch_legacy.load(fh, source, place, weights_only)
         header = _st.read_header(fh, source, verify)
-        loaded: dict[str, tuple[Tensor, str, bool]] = {}
-        # What a header may make the loader allocate: the tensors it holds, each once; the
-        # tiling check in read_header already ties that to the file's size, and this budget
-        # keeps it so (a structure naming one tensor many times costs nothing more).
-        budget = header.data_start + sum(i.end - i.begin for i in header.tensors.values())
-
-        def tensor(name: str, loc: str = "cpu", requires_grad: bool = False) -> Tensor:
-            nonlocal budget
-            info = header.tensors.get(name)
-            if info is None:
-                raise CheckpointError(
-                    f"{source}: the ember metadata refers to tensor {name!r:.80}, "
-                    "which is not in the file"
-                )
-            seen = loaded.get(name)
-            if seen is not None:
-                t, seen_loc, seen_grad = seen
-                if (seen_loc, seen_grad) != (loc, requires_grad):
-                    raise CheckpointError(
-                        f"{source}: invalid ember structure metadata: tensor {name!r:.80} is "
-                        f"referred to with location {seen_loc!r:.40} / requires_grad "
-                        f"{seen_grad} and with {loc!r:.40} / {requires_grad}"
-                    )
-                return t
-            budget -= info.end - info.begin
-            if budget < 0:  # unreachable for a checked header; kept as the loader's cap
-                raise CheckpointError(
-                    f"{source}: the header asks for more memory than the file's size allows"
-                )
-            try:
-                Device(loc)
-            except DeviceError:
-                raise CheckpointError(
-                    f"{source}: tensor {name!r} has bad device {loc!r:.40}"
-                ) from None
-            if requires_grad and info.dtype.kind != "f" and info.dtype.name != "bfloat16":
-                raise CheckpointError(
-                    f"{source}: tensor {name!r} of dtype {info.dtype} cannot require grad"
-                )
-            t = place(Tensor._make(_st.read_array(fh, header, info, source)), loc)
-            if requires_grad:
-                t.requires_grad_(True)
-            loaded[name] = (t, loc, requires_grad)
-            return t
-
+        tensor = _tensors_of(header, fh, source, place)
         doc = header.metadata.get(_META_KEY)
         if doc is None:
             return {name: tensor(name) for name in header.tensors}
@@ -237,14 +284,17 @@ def load(
             raise CheckpointError(f"{source}: the ember metadata is nested too deeply") from None
         except ValueError as e:
             raise CheckpointError(f"{source}: the ember metadata is not valid JSON ({e})") from None
-        if not isinstance(doc, dict) or "root" not in doc or "version" not in doc:
+        if not isinstance(doc, dict) or "version" not in doc or not ("root" in doc or "pickle" in doc):
             raise CheckpointError(
                 f"{source}: the ember metadata is not an object with root/version"
             )
+        if doc["version"] == PICKLE_VERSION:
+            return _unpickle(doc, tensor, source, weights_only)
         if doc["version"] != FORMAT_VERSION:
             raise CheckpointError(
                 f"{source}: ember checkpoint format version {doc['version']!r:.20} is not "
-                f"supported (this ember reads version {FORMAT_VERSION}); upgrade ember"
+                f"supported (this ember reads versions {FORMAT_VERSION} and {PICKLE_VERSION}); "
+                "upgrade ember"
             )
         return unflatten(doc["root"], tensor, source)
     finally:

@@ -1,6 +1,8 @@
-"""The error a bad checkpoint raises."""
+"""The errors a bad checkpoint raises."""
 
 from __future__ import annotations
+
+import pickle
 
 from .._errors import EmberError
 
@@ -10,3 +12,8 @@ class CheckpointError(EmberError):
 
     The message names the file and what is wrong with it. Nothing from a rejected file is run.
     """
+
+
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+    """``load(weights_only=True)`` met something beyond tensors, containers and allowlisted
+    globals; an ``UnpicklingError`` as PyTorch's refusal is. Nothing from the file was run."""

@@ -38,6 +38,10 @@ from .._tensor import Tensor
 from ..backend import Device
 from .errors import CheckpointError
 
+class NotPlain(CheckpointError):
+    """The object holds something the JSON skeleton does not (``save`` pickles it instead)."""
+
+
 SUPPORTED = "tensors, dicts (str or int keys), lists, tuples, str, int, float, bool and None"
 _TAGS = ("tensor", "tuple", "dict", "odict", "float", "dtype", "device")
 _NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
@@ -48,7 +52,8 @@ def _path_str(path: list) -> str:
 
 
 def flatten(obj) -> tuple[object, dict[str, Tensor]]:
-    """The JSON skeleton of ``obj`` and its tensors by (unique) name, in the order met."""
+    """The JSON skeleton of ``obj`` and its tensors by (unique) name, in the order met;
+    ``NotPlain`` for anything else (a Parameter, a module, a set, a cycle...)."""
     tensors: dict[str, Tensor] = {}
     names: dict[int, str] = {}  # id(tensor) -> name (the tensors dict keeps each alive)
     active: set[int] = set()
@@ -70,7 +75,7 @@ def flatten(obj) -> tuple[object, dict[str, Tensor]]:
             if math.isfinite(x):
                 return x
             return {"float": "nan" if x != x else ("inf" if x > 0 else "-inf")}
-        if isinstance(x, Tensor):
+        if type(x) is Tensor:
             name = names.get(id(x))
             if name is None:
                 name = names[id(x)] = name_for(path)
@@ -90,14 +95,14 @@ def flatten(obj) -> tuple[object, dict[str, Tensor]]:
             return {"device": str(x)}
         if isinstance(x, (dict, list, tuple)):
             if id(x) in active:
-                raise CheckpointError(f"save: {_path_str(path)} contains itself")
+                raise NotPlain(f"save: {_path_str(path)} contains itself")
             active.add(id(x))
             try:
                 if isinstance(x, dict):
                     items = []
                     for k, v in x.items():
                         if isinstance(k, bool) or not isinstance(k, (str, int)):
-                            raise CheckpointError(
+                            raise NotPlain(
                                 f"save: key {k!r} of {_path_str(path)} is a {type(k).__name__}; "
                                 "checkpoint dicts have str or int keys"
                             )
@@ -108,7 +113,7 @@ def flatten(obj) -> tuple[object, dict[str, Tensor]]:
                 return items if isinstance(x, list) else {"tuple": items}
             finally:
                 active.discard(id(x))
-        raise CheckpointError(
+        raise NotPlain(
             f"save: cannot save {type(x).__name__} at {_path_str(path)}; "
             f"checkpoints hold {SUPPORTED}"
         )

@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-import pickle
+import io
 import struct
 import zipfile
 import zlib
@@ -32,20 +32,13 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .._errors import DeviceError
 from .._tensor import Tensor
-from ..backend import Device
-from ..backend.arrays import strided_view
 from .errors import CheckpointError
-from .torch_pickle import DTYPES, Refused, StorageRef, TensorRef, materialize, storage_pid, unpickle
+from .unpickler import Invalid
+from .torch_pickle import StorageRef, TorchPolicy, storage_pid
+from .unpickler import guarded, read_pickle
 
-COPY_FACTOR = 4
-COPY_SLACK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local file header
-ALLOWED_TEXT = (
-    "tensors (PyTorch's rebuild functions and storages), dtypes, torch.Size, torch.device, "
-    "OrderedDict, set and plain containers of numbers and strings"
-)
 
 
 def is_torch_zip(head: bytes) -> bool:
@@ -56,25 +49,6 @@ def is_torch_zip(head: bytes) -> bool:
     (True, False)
     """
     return head.startswith(b"PK\x03\x04")
-
-
-def _refusal(source: str, problem: str) -> CheckpointError:
-    if not problem.startswith("global:"):
-        return CheckpointError(f"{source}: not a plain PyTorch state dict: {problem}")
-    name = problem[len("global:") :]
-    leaf = name.rsplit(".", 1)[-1]
-    if leaf[:1].isupper():
-        what = (
-            f"it holds a pickled {name} object, not only weights (a whole model saved with "
-            "torch.save(model)?); save model.state_dict() with PyTorch instead, which loads"
-        )
-    else:
-        what = f"it calls {name}, which a checkpoint of weights never needs"
-    return CheckpointError(
-        f"{source}: refused to load this torch.save file: {what}. ember unpickles PyTorch "
-        f"checkpoints as torch.load(weights_only=True) does, allowing only {ALLOWED_TEXT}; "
-        "nothing from the file was run"
-    )
 
 
 class _Archive:
@@ -125,7 +99,7 @@ class _Archive:
         seen = self.storages.get(key)
         if seen is not None:
             if (seen.dtype, seen.numel) != (dtype, numel):
-                raise Refused(f"storage {key!r} is named as {seen.dtype} and as {dtype}")
+                raise Invalid(f"storage {key!r} is named as {seen.dtype} and as {dtype}")
             return seen
         ref = StorageRef(key, dtype, numel, location)
         info = self.member(f"data/{key}")
@@ -165,23 +139,20 @@ class _Archive:
         return arr
 
 
-def _contiguous(size: tuple[int, ...]) -> tuple[int, ...]:
-    strides, acc = [], 1
-    for n in reversed(size):
-        strides.append(acc)
-        acc *= n
-    return tuple(reversed(strides))
-
-
 def load(
-    f: BinaryIO, source: str, place: Callable[[Tensor, str], Tensor], verify: bool = True
+    f: BinaryIO,
+    source: str,
+    place: Callable[[Tensor, str], Tensor],
+    verify: bool = True,
+    weights_only: bool = True,
 ) -> Any:
     """The object of the ``torch.save`` zip archive ``f`` (seekable), with ember tensors.
 
     ``place(tensor, location)`` puts each tensor (built on the CPU) where ``map_location``
     says. Tensors come back with their dtype, shape and values, each with an array of its own;
     a tensor object the file holds in several places is one tensor in those places;
-    Parameters keep their ``requires_grad``. ``verify`` checks each storage's CRC-32.
+    Parameters stay Parameters. ``verify`` checks each storage's CRC-32. ``weights_only``
+    picks the unpickler (``torch_pickle``'s module docstring says what each resolves).
 
     >>> import io, pickle, zipfile
     >>> from ember.serialization.torch_zip import load
@@ -191,84 +162,12 @@ def load(
     >>> load(buf, "m.pt", lambda t, loc: t)
     {'epoch': 3}
     """
-    try:
+
+    def run():
         archive = _Archive(f, source, verify)
-        obj = unpickle(archive.read_member("data.pkl"), archive.storage)
-        total = sum(s.nbytes for s in archive.storages.values())
-        budget = COPY_FACTOR * total + COPY_SLACK
-        taken: set[str] = set()
+        policy = TorchPolicy(source, archive.storage, weights_only)
+        obj = read_pickle(io.BytesIO(archive.read_member("data.pkl")), policy, weights_only)
+        policy.fill(archive.bytes_of, archive.little, place)
+        return obj
 
-        def tensor(ref: TensorRef) -> Tensor:
-            nonlocal budget
-            dt = DTYPES[ref.dtype]
-            dt = dt if archive.little else dt.newbyteorder(">")
-            flat = archive.bytes_of(ref.storage).view(dt)
-            numel = int(np.prod(ref.size, dtype=object))
-            key = ref.storage.key
-            if (
-                key not in taken
-                and ref.offset == 0
-                and numel == flat.size
-                and (numel <= 1 or ref.stride == _contiguous(ref.size))
-            ):
-                taken.add(key)
-                arr = flat.reshape(ref.size)
-            else:
-                budget -= numel * dt.itemsize
-                if budget < 0:
-                    archive.fail(
-                        f"its tensors would take more than {COPY_FACTOR}x the bytes of its "
-                        f"storages (a view of size {ref.size} of {ref.storage!r})"
-                    )
-                strides = tuple(s * dt.itemsize for s in ref.stride)
-                view = strided_view(flat[ref.offset :], tuple(ref.size), strides)
-                arr = np.array(view, order="C")
-            if not dt.isnative:
-                arr = arr.astype(dt.newbyteorder("="))
-            if dt.kind == "b":  # any nonzero byte is True (keeps NumPy bools canonical)
-                np.not_equal(arr.view(np.uint8), 0, out=arr)
-            location = ref.storage.location
-            try:
-                Device(location)
-            except DeviceError:
-                archive.fail(
-                    f"{ref!r} was saved on {location!r:.40}, which ember has no device for"
-                )
-            t = place(Tensor._make(arr), location)
-            if ref.requires_grad:
-                t.requires_grad_(True)
-            return t
-
-        def device(spec: str) -> Device:
-            try:
-                return Device(spec)
-            except DeviceError:
-                archive.fail(f"it holds torch.device({spec!r:.40}), which ember has no device for")
-
-        return materialize(obj, tensor, device)
-    except Refused as e:
-        raise _refusal(source, str(e)) from None
-    except (CheckpointError, DeviceError):
-        raise
-    except RecursionError:
-        raise CheckpointError(f"{source}: the checkpoint's object is nested too deeply") from None
-    except (
-        pickle.UnpicklingError,
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        EOFError,
-        OSError,
-        ValueError,
-        TypeError,
-        AttributeError,
-        IndexError,
-        KeyError,
-        OverflowError,
-        MemoryError,
-        struct.error,
-        NotImplementedError,
-    ) as e:
-        raise CheckpointError(
-            f"{source}: not a valid PyTorch checkpoint (damaged or truncated zip archive or "
-            f"pickle): {type(e).__name__}: {e}"
-        ) from None
+    return guarded(run, source, "PyTorch checkpoint", weights_only)

@@ -24,11 +24,17 @@ tensor([1., 2.], grad_fn=<AddBackward0>)
 ['weight', 'bias']
 """
 
+from ...serialization import tensor_types as _tensor_types
+from ..parameter import Buffer, Parameter
 from .conversion import ModuleConversion
 from .error_path import _calls_children, _name_module_path, _path_to
 from .hooks import ModuleHooks, RemovableHandle
 from .registration import Module, _addindent, _forward_unimplemented, _typename
 from .registry import _REGISTRIES, _Registry
 from .state_dict import _EXTRA_STATE_KEY_SUFFIX, ModuleStateDict, _as_tensor, _IncompatibleKeys
+
+# checkpoints (a layer below) hold Parameters and Buffers as tagged tensors
+_tensor_types.register("parameter", Parameter, lambda p: p.requires_grad, Parameter)
+_tensor_types.register("buffer", Buffer, lambda b: b.persistent, lambda t, p: Buffer(t, persistent=p))
 
 __all__ = ["Module", "RemovableHandle"]
