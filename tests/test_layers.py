@@ -48,8 +48,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ops", ("ember.ops",)),
     # autocast's policy tables and casts (apply's policy object, the public functions' rules)
     ("amp", ("ember.amp.autocast_mode", "ember.amp.policy", "ember.amp.custom")),
-    # public functions (argument handling, promotion, then apply), ember.linalg
-    ("functions", ("ember.functions", "ember.linalg")),
+    # public functions (argument handling, promotion, then apply), ember.linalg, ember.sparse
+    ("functions", ("ember.functions", "ember.linalg", "ember.sparse")),
     # the engine (it sums and seeds gradients with functions), autograd.functional, gradcheck;
     # _tensor_methods attaches the functions (and Tensor.backward) to Tensor
     ("autograd", ("ember.autograd", "ember._tensor_methods")),
