@@ -24,8 +24,14 @@ from ._errors import EmberError
 from .backend import Device, device_of
 
 
-def _root(array):
-    """The array that owns ``array``'s memory (the end of its chain of bases)."""
+def root_array(array):
+    """The array that owns ``array``'s memory (the end of its chain of bases).
+
+    >>> import numpy as np
+    >>> a = np.zeros(4)
+    >>> root_array(a[1:][::2]) is a
+    True
+    """
     kind = type(array)
     root, base = array, getattr(array, "base", None)
     while base is not None:
@@ -55,7 +61,7 @@ def storage_offset(array) -> int:
     3
     """
     _checked(array, "storage_offset")
-    return (_pointer(array) - _pointer(_root(array))) // array.itemsize
+    return (_pointer(array) - _pointer(root_array(array))) // array.itemsize
 
 
 class UntypedStorage:
@@ -70,7 +76,7 @@ class UntypedStorage:
     __slots__ = ("_array",)
 
     def __init__(self, array) -> None:
-        self._array = _root(_checked(array, "untyped_storage"))
+        self._array = root_array(_checked(array, "untyped_storage"))
 
     def data_ptr(self) -> int:
         """The address the storage begins at (0 when it holds no bytes, as PyTorch)."""

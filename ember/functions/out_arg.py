@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import warnings
 from collections.abc import Callable
+
+import numpy as np
 
 from .. import dtypes as _dt
 from .._config import state
@@ -36,6 +39,7 @@ from .._tensor import Tensor
 from ..backend import xp_of
 from ..backend.cuda import device_context
 from ..ops.elementwise import cast
+from ..storage import root_array, storage_offset
 from .inplace import apply_inplace
 
 _CAST = """
@@ -178,8 +182,9 @@ def _value_of(_old: Tensor, result: Tensor) -> Tensor:
 
 
 def _resize(out: Tensor, shape: tuple, name: str) -> None:
-    """Give ``out`` fresh storage of ``shape``, as PyTorch's resize of an out= argument (a view
-    resized this way no longer shares its base's storage)."""
+    """Give ``out`` the result's shape, as PyTorch resizes an out= argument: in place in its
+    storage (a view keeps writing into its base) when the new size fits after its offset,
+    else in fresh memory."""
     if out.numel():
         warnings.warn(
             f"{name}(): an output with one or more elements was resized since it had shape "
@@ -195,8 +200,15 @@ def _resize(out: Tensor, shape: tuple, name: str) -> None:
             f"{name}(): can't resize the symbolic out tensor of shape {tuple(out.shape)} to "
             f"{shape}: pass an out tensor of the result's shape"
         )
+    root = root_array(data)
+    start = storage_offset(data) * data.itemsize
+    end = start + math.prod(shape) * data.itemsize
     with device_context(data):
-        out._data = xp_of(data).empty(shape, dtype=data.dtype)
-    out._base = None
+        if root.flags.c_contiguous and end <= root.nbytes:
+            flat = root.reshape(-1).view(np.uint8)[start:end]
+            out._data = flat.view(data.dtype).reshape(shape)
+        else:
+            out._data = xp_of(data).empty(shape, dtype=data.dtype)
+    out._base = None  # the memory stays shared; the view's recipe (shape) no longer holds
     out._view_ops = None
     out._readonly = False
