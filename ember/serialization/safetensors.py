@@ -197,10 +197,8 @@ def _sniff(head: bytes) -> str:
         return "; it is a zip archive (a torch.save file? ember.load reads those)"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return (
-            "; it is a Python pickle (e.g. a torch.save file in the legacy format of PyTorch "
-            "before 1.6): ember reads pickles only inside the zip archives torch.save writes, "
-            "through a restricted unpickler, and never runs a bare pickle; re-save it with "
-            "PyTorch (torch.save(torch.load(path, weights_only=True), new_path)) and load that"
+            "; it is a Python pickle but not a torch.save file (those start with PyTorch's "
+            "magic number): ember never runs a bare pickle"
         )
     if head.startswith(b"\x93NUMPY"):
         return "; it is a NumPy .npy file: load it with numpy.load and wrap it with ember.tensor"

@@ -203,7 +203,10 @@ def weights_only_message(problem: str) -> str:
             "`weights_only=True` please check the recommended steps in the following error "
             f"message.\n\tWeightsUnpickler error: {problem}{DOCS_MESSAGE}"
         )
-    return f"Weights only load failed. {UNSAFE_MESSAGE}\n\n{problem}{DOCS_MESSAGE}"
+    message = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", problem):
+        message += "WeightsUnpickler error: "
+    return f"{message}\n\n{problem}{DOCS_MESSAGE}"
 
 
 class WeightsOnlyUnpickler:
