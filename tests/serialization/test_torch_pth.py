@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.serialization import CheckpointError
+from ember.serialization import CheckpointError, WeightsOnlyError
 
 torch = pytest.importorskip("torch")
 
@@ -204,9 +204,11 @@ def test_file_objects_and_bytes(tmp_path):
 # -- refusals ----------------------------------------------------------------------------------
 
 
-def test_pickled_module_is_refused_with_a_hint(tmp_path):
+def test_pickled_module_is_refused_by_default(tmp_path):
     path = _save_to(tmp_path, _torch_net(), "model.pth")
-    with pytest.raises(CheckpointError, match=r"model\.pth.*pickled torch\.nn\..*state_dict"):
+    with pytest.raises(
+        WeightsOnlyError, match=r"(?s)model\.pth.*GLOBAL torch\.nn\.modules\.container\.Sequential"
+    ):
         ember.load(path)
 
 
@@ -231,8 +233,10 @@ class _System:
 def test_crafted_pickle_calling_os_system_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     data = pickle.dumps({"w": _System(f"touch {marker}")}, protocol=2)
-    with pytest.raises(CheckpointError, match=r"evil\.pth.*(posix|os)\.system.*nothing"):
-        ember.load(_archive(tmp_path, data))
+    for allowed in ([], [os.system]):  # a blocked module stays blocked, as in torch.load
+        with ember.serialization.safe_globals(allowed):
+            with pytest.raises(WeightsOnlyError, match=r"(?s)evil\.pth.*(posix|os)\.system.*blocked"):
+                ember.load(_archive(tmp_path, data))
     assert not marker.exists()
 
 
