@@ -21,7 +21,7 @@ from .tensor import SparseTensor
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:  # noqa: A001  (PyTorch's name)
     """The sum of all entries (a dense 0-d tensor), or over ``dim`` (an int or a tuple): a
-    sparse tensor while some sparse dims remain, else dense.
+    sparse tensor (coalesced) while some sparse dims remain, else dense.
 
     >>> import ember
     >>> ember.sparse.sum(ember.eye(2).to_sparse(), (0, 1))
@@ -32,7 +32,8 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:  # noqa: A001  (PyTorch'
     values = input._vals if dtype is None else input._vals.to(dtype)
     if dim is None:
         return values.sum()
-    dims = [wrap_dim(d, input.ndim, "sparse.sum") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = [wrap_dim(d, input.ndim, "sparse.sum") for d in dims]
     for d in dims:
         if dims.count(d) > 1:
             raise ShapeError(f"sparse.sum: dim {d} appears multiple times in the list of dims")
@@ -42,11 +43,10 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:  # noqa: A001  (PyTorch'
         values = values.sum(dense_axes)
     keep = [d for d in range(sd) if d not in dims]
     size = tuple(input._size[d] for d in range(input.ndim) if d not in dims)
-    if len(keep) == sd:
-        return SparseTensor._build(input._idx, values, size, input._coalesced)
     if not keep:
         return values.sum(0)
-    return coalesce(SparseTensor._build(input._idx[keep], values, size, False))
+    indices = input._idx if len(keep) == sd else input._idx[keep]
+    return coalesce(SparseTensor._build(indices, values, size, input._coalesced and len(keep) == sd))
 
 
 __all__ = ["sum"]
