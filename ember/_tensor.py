@@ -12,15 +12,13 @@ graph points down: ops import Tensor, never the reverse.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import dtypes as _dt
 from ._errors import AutogradError, DTypeError, EmberError, ShapeError
 from ._shape import wrap_dim
 from .backend import CPU, Device, device_of
-from .storage import TypedStorage, UntypedStorage, storage_offset
+from .storage import TypedStorage, UntypedStorage, storage_offset, warn_typed_storage_removal
 
 
 class Size(tuple):
@@ -225,8 +223,8 @@ class Tensor:
         return UntypedStorage(self._data)
 
     def storage(self) -> TypedStorage:
-        """The allocation read as this tensor's dtype; PyTorch deprecates it (it warns), prefer
-        ``untyped_storage()``. Read-only.
+        """The allocation read as this tensor's dtype; PyTorch deprecates it (it warns once per
+        process), prefer ``untyped_storage()``. Read-only.
 
         >>> import ember, warnings
         >>> with warnings.catch_warnings():
@@ -234,14 +232,7 @@ class Tensor:
         ...     ember.arange(4)[2:].storage().tolist()
         [0, 1, 2, 3]
         """
-        warnings.warn(
-            "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
-            "be the only storage class. This should only matter to you if you are using storages "
-            "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
-            "of tensor.storage()",
-            UserWarning,
-            stacklevel=2,
-        )
+        warn_typed_storage_removal()
         return TypedStorage(self._data)
 
     def storage_offset(self) -> int:

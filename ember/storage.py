@@ -17,6 +17,8 @@ supported (write through the tensor).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
@@ -62,6 +64,31 @@ def storage_offset(array) -> int:
     """
     _checked(array, "storage_offset")
     return (_pointer(array) - _pointer(root_array(array))) // array.itemsize
+
+
+_warned_typed_storage = [False]  # PyTorch warns once per process
+
+
+def warn_typed_storage_removal() -> None:
+    """PyTorch's UserWarning that TypedStorage is deprecated, the first time only (as PyTorch:
+    ``Tensor.storage()`` calls it).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     warn_typed_storage_removal()
+    """
+    if _warned_typed_storage[0]:
+        return
+    _warned_typed_storage[0] = True
+    warnings.warn(
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
+        "be the only storage class. This should only matter to you if you are using storages "
+        "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
+        "of tensor.storage()",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 class UntypedStorage:
