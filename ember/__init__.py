@@ -102,8 +102,6 @@ from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
-from .sparse.layout import layout, sparse_coo, strided
-from .sparse.methods import *  # noqa: F403
 from .linalg import _torch_svd as svd
 from .linalg import cholesky, det, logdet, matrix_power, slogdet
 from .linalg import inv as inverse
@@ -117,6 +115,8 @@ from .random import (
     set_rng_state,
 )  # noqa: E501
 from .serialization import CheckpointError, load, save
+from .sparse.layout import layout, sparse_coo, strided
+from .sparse.methods import *  # noqa: F403
 from .static import compile  # noqa: E402,A004  (ember.compile)
 
 cpu = _register_cpu()  # ember.cpu, ember.cpu.amp, ember.cuda.amp

@@ -11,8 +11,8 @@ tensors), never the indices. Every op's vjp is another op of this file:
   column index, scaled by the values and scatter-added into the output rows (``transpose``:
   the sparse matrix's transpose); its gradients are ``SpMM`` (for the dense matrix) and
   ``SampledDot`` (for the values), and ``SampledDot``'s are ``SpMM`` again;
-- ``SparseAlias``: the values of a new sparse tensor built from values with history (its node
-  is the sparse tensor's ``grad_fn``, named as PyTorch names it).
+- ``SparseCooTensorWithDimsAndTensors``: the values of a new sparse tensor built from values
+  with history (its node is the sparse tensor's ``grad_fn``, named as PyTorch names it).
 
 >>> import ember
 >>> from ember.ops.base import apply

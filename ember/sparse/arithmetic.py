@@ -90,8 +90,10 @@ def add(input: SparseTensor, other, *, alpha=1) -> SparseTensor:
     tensor([3., 6.])
     """
     if not (isinstance(other, Tensor) and other.is_sparse):
-        what = f"a dense tensor of shape {tuple(other.shape)}" if isinstance(other, Tensor) else (
-            type(other).__name__
+        what = (
+            f"a dense tensor of shape {tuple(other.shape)}"
+            if isinstance(other, Tensor)
+            else (type(other).__name__)
         )
         raise ShapeError(
             f"add: add(sparse, dense) is not supported (sparse_coo of size {tuple(input.shape)}"

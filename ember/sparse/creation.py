@@ -57,7 +57,7 @@ def sparse_coo_tensor(
             [2., 0.]])
     >>> ember.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (2,))
     Traceback (most recent call last):
-    ember._errors.EmberIndexError: sparse_coo_tensor: size is inconsistent with indices: for dim 0, size is 2 but found index 2
+    ember._errors.EmberIndexError: sparse_coo_tensor: size is inconsistent with indices: ...
     """
     name = "sparse_coo_tensor"
     if not isinstance(values, Tensor):

@@ -50,9 +50,7 @@ def product(a: Tensor, b: Tensor, name: str, dense_grad: bool) -> Tensor:
         raise ShapeError(f"{name}: the dense operand must be {want}, got shapes {shapes}")
     inner = (a.shape[-1], b.shape[0])
     if inner[0] != inner[1]:
-        raise ShapeError(
-            f"{name}: shapes {shapes} cannot be multiplied ({inner[0]} != {inner[1]})"
-        )
+        raise ShapeError(f"{name}: shapes {shapes} cannot be multiplied ({inner[0]} != {inner[1]})")
     if s.dtype is not d.dtype:
         raise DTypeError(
             f"{name}: expected the sparse and dense operands to have the same dtype, got "

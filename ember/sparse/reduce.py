@@ -46,7 +46,9 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:  # noqa: A001  (PyTorch'
     if not keep:
         return values.sum(0)
     indices = input._idx if len(keep) == sd else input._idx[keep]
-    return coalesce(SparseTensor._build(indices, values, size, input._coalesced and len(keep) == sd))
+    return coalesce(
+        SparseTensor._build(indices, values, size, input._coalesced and len(keep) == sd)
+    )
 
 
 __all__ = ["sum"]

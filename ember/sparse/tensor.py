@@ -21,7 +21,7 @@ its sparsity pattern (``ember.sparse.mm``, ``to_dense``, ``ember.sparse.sum``), 
 (ember.Size([2, 2]), ember.float32, True, 2)
 >>> ember.exp(s)
 Traceback (most recent call last):
-ember.sparse.tensor.SparseUnsupportedError: exp: not supported for sparse_coo tensors (got size (2, 2), ember.float32); convert with .to_dense() first, or use ember.sparse's functions
+ember.sparse.tensor.SparseUnsupportedError: exp: not supported for sparse_coo tensors (got size ...
 """
 
 from __future__ import annotations
@@ -151,7 +151,9 @@ class SparseTensor(Tensor):
         >>> ember.eye(3).to_sparse().size(0)
         3
         """
-        return Size(self._size) if dim is None else self._size[wrap_dim(dim, len(self._size))]
+        return (
+            Size(self._size) if dim is None else self._size[wrap_dim(dim, len(self._size), "size")]
+        )
 
     @property
     def ndim(self) -> int:

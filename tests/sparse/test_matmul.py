@@ -32,7 +32,10 @@ PRODUCTS = {
     "method_mm": (lambda m, s, d: s.mm(d), (3, 2)),
     "dense_at_sparse": (lambda m, s, d: d @ s, (2, 4)),
     "mm_dense_first": (lambda m, s, d: m.mm(d, s), (2, 4)),
-    "addmm": (lambda m, s, d: m.sparse.addmm(m.ones(4, 2, dtype=d.dtype), s, d, beta=0.5, alpha=2), (3, 2)),
+    "addmm": (
+        lambda m, s, d: m.sparse.addmm(m.ones(4, 2, dtype=d.dtype), s, d, beta=0.5, alpha=2),
+        (3, 2),
+    ),
 }
 
 
@@ -162,4 +165,6 @@ def test_dense_functions_refuse_sparse_by_name(call, name):
     with pytest.raises(NotImplementedError) as got:
         call(_sparse(ember))
     assert isinstance(got.value, ember.EmberError)
-    assert str(got.value).startswith(f"{name}: not supported for sparse_coo tensors (got size (4, 3)")
+    assert str(got.value).startswith(
+        f"{name}: not supported for sparse_coo tensors (got size (4, 3)"
+    )

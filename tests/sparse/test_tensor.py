@@ -162,7 +162,10 @@ def test_add_of_different_patterns_matches_torch():
             e, t = ember.sparse_coo_tensor(i, v, (2, 3)), torch.sparse_coo_tensor(i, v, (2, 3))
             es.append(e.coalesce() if coalesce else e)
             ts.append(t.coalesce() if coalesce else t)
-        for e, t in ((es[0] + es[1], ts[0] + ts[1]), (es[0].add(es[1], alpha=2), ts[0].add(ts[1], alpha=2))):
+        for e, t in (
+            (es[0] + es[1], ts[0] + ts[1]),
+            (es[0].add(es[1], alpha=2), ts[0].add(ts[1], alpha=2)),
+        ):
             assert e.is_coalesced() == t.is_coalesced()
             same_sparse(e.coalesce(), t.coalesce())  # uncoalesced: entry order is torch's internals
     mixed = ember.sparse_coo_tensor(*a, (2, 3)) + ember.sparse_coo_tensor(*b, (2, 3)).double()
@@ -272,8 +275,10 @@ ERRORS = [
     ),
     (
         "add_sizes",
-        lambda m, **k: m.sparse_coo_tensor([[0]], [1.0], (2,), **k)
-        + m.sparse_coo_tensor([[0]], [1.0], (3,), **k),
+        lambda m, **k: (
+            m.sparse_coo_tensor([[0]], [1.0], (2,), **k)
+            + m.sparse_coo_tensor([[0]], [1.0], (3,), **k)
+        ),
         "add: expected sizes of 'self' and 'other' to match, but [2] != [3]",
     ),
     (
