@@ -10,6 +10,7 @@ counter bumps, views write into their base, ``ember.compile`` records the write)
   the matmul family, want ``out``'s dtype to be the result's), and a ``dtype=`` argument must
   be ``out``'s dtype; creation functions make their values in ``out``'s dtype and device;
 - functions returning ``(values, indices)`` take a tuple of tensors;
+- autocast leaves them alone (they compute in their inputs' dtypes);
 - a result that requires grad (or a differentiable result with an ``out`` that requires grad)
   is refused while grad mode is on: out= writes are not differentiable.
 
@@ -36,6 +37,7 @@ from .. import dtypes as _dt
 from .._config import state
 from .._errors import AutogradError, DeviceError, DTypeError, EmberError
 from .._tensor import Tensor
+from ..amp.autocast_mode import without_autocast
 from ..backend import xp_of
 from ..backend.cuda import device_context
 from ..ops.elementwise import cast
@@ -110,7 +112,7 @@ def _with_out(fn: Callable, name: str, kind: str) -> Callable:
             kwargs["dtype"] = out.dtype
         if kind == "creation":
             kwargs.setdefault("device", out.device)
-        result = fn(*args, **kwargs)
+        result = without_autocast(fn, *args, **kwargs)  # out= ops are not autocast
         if isinstance(result, tuple):
             if isinstance(out, Tensor) or len(out) != len(result):
                 n = 1 if isinstance(out, Tensor) else len(out)

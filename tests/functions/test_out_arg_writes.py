@@ -257,6 +257,18 @@ def test_functions_torch_gives_no_out_refuse_it():
     )
 
 
+def test_autocast_leaves_out_calls_alone():
+    def run(m):
+        a = m.tensor(A)
+        with m.autocast("cpu", dtype=m.bfloat16):
+            out = m.mm(a, a.T, out=m.zeros(0))
+        return str(out.dtype).split(".")[-1], _values(out)
+
+    (dt, got), (t_dt, want) = _both(run)
+    assert dt == t_dt == "float32"
+    np.testing.assert_array_equal(got, want)
+
+
 def test_the_signature_shows_out():
     import inspect
 
