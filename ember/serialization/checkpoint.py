@@ -29,6 +29,7 @@ from . import torch_legacy as _torch_legacy
 from . import torch_zip as _torch_zip
 from .atomic import atomic_write
 from .errors import CheckpointError
+from .safe_globals import user_allowed
 from .structure import NotPlain, flatten, unflatten
 from .unpickler import guarded, read_pickle
 
@@ -263,6 +264,8 @@ def load(
     [tensor([1, 2]), (1.5, 'a', None)]
     """
     weights_only = True if weights_only is None else bool(weights_only)
+    if weights_only:
+        user_allowed()  # a malformed allowlist fails here, as in torch.load
     fh, source, owned = _open(f)
     try:
         start = fh.tell()
