@@ -7,15 +7,23 @@ nodes never hold their output Tensor and history frees by reference counting alo
 >>> import ember
 >>> x = ember.ones(2, requires_grad=True)
 >>> y = x * 2
->>> y.grad_fn
-<MulBackward0 object>
->>> y.grad_fn.next_functions
-((<AccumulateGrad object>, 0), (None, 0))
+>>> y.grad_fn  # doctest: +ELLIPSIS
+<MulBackward0 object at 0x...>
+>>> type(y.grad_fn).__name__
+'MulBackward0'
+>>> y.grad_fn.next_functions  # doctest: +ELLIPSIS
+((<AccumulateGrad object at 0x...>, 0), (None, 0))
+
+A node's name is, first found: the name a composite function gave it (``named``: ``linear``'s
+result is ``AddmmBackward0`` though its last op is an addition), its op's ``node_name`` (a string,
+or a method of the node's inputs), or the op's class name plus ``Backward0``. The node's class
+takes that name when ``grad_fn`` hands it out (``typed``), as PyTorch's grad_fn classes have.
 """
 
 from __future__ import annotations
 
 import weakref
+from functools import cache
 
 from ._errors import AutogradError
 from ._tensor import Tensor
@@ -58,6 +66,7 @@ class Node:
         "retained",
         "trace",
         "freed",
+        "label",
         "__weakref__",
     )
 
@@ -81,21 +90,33 @@ class Node:
         self.retained = None
         self.trace = None
         self.freed = False
+        self.label = None
 
     def name(self) -> str:
         """PyTorch-style name, e.g. ``MulBackward0`` (``MyFnBackward`` for a user Function)."""
+        if self.label is not None:
+            return self.label
         custom = getattr(self.op, "node_name", None)
-        return custom if custom is not None else f"{self.op.name}Backward0"
+        if custom is None:
+            return f"{self.op.name}Backward0"
+        return custom if type(custom) is str else custom(*self.inputs)
+
+    def typed(self) -> Node:
+        """This node, its class renamed to ``name()`` (a subclass of its own class, made once
+        per name), so that ``type(y.grad_fn).__name__`` is PyTorch's grad_fn class name."""
+        cls = type(self)
+        name = self.name()
+        if cls.__name__ != name:
+            self.__class__ = _named_class(cls.__dict__.get("_unnamed", cls), name)
+        return self
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
         """The nodes feeding this one: ``(node, 0)`` per input, ``(None, 0)`` for constants."""
-        return tuple(
-            (e if e is None or isinstance(e, Node) else AccumulateGrad(e), 0) for e in self.edges
-        )
+        return tuple((None if e is None else _grad_fn(e), 0) for e in self.edges)
 
     def register_hook(self, hook) -> None:
         """Call ``hook(grad_output)`` before this node's vjp runs; a returned tensor replaces it."""
@@ -151,10 +172,31 @@ def version_error(name: str, which: str, t: Tensor, now: int, expected: int) -> 
     )
 
 
-class AccumulateGrad:
-    """The node standing for a leaf in ``next_functions``."""
+@cache
+def _named_class(base: type, name: str) -> type:
+    """The subclass of ``base`` called ``name`` (no new slots, so a node can switch to it)."""
+    return type(name, (base,), {"__slots__": (), "_unnamed": base, "__module__": base.__module__})
 
-    __slots__ = ("variable",)
+
+def named(out: Tensor, name: str) -> Tensor:
+    """Give the node that produced ``out``, a composite function's fresh result, PyTorch's
+    name for that function's node; returns ``out``. Nothing is computed differently.
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> named(x * 2 + 1, "MyOpBackward0").grad_fn.name()
+    'MyOpBackward0'
+    """
+    node = out._node
+    if node is not None:
+        node.label = name
+    return out
+
+
+class AccumulateGrad:
+    """The node standing for a leaf in ``next_functions`` (one per leaf while it is held)."""
+
+    __slots__ = ("variable", "__weakref__")
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
@@ -163,4 +205,18 @@ class AccumulateGrad:
         return "AccumulateGrad"
 
     def __repr__(self) -> str:
-        return "<AccumulateGrad object>"
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+# id(leaf) -> its AccumulateGrad while one is held (which holds the leaf, so the id stays its)
+_ACCUMULATORS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _grad_fn(edge) -> Node | AccumulateGrad:
+    """What ``next_functions`` shows for an edge: the node (typed), or the leaf's accumulator."""
+    if isinstance(edge, Node):
+        return edge.typed()
+    acc = _ACCUMULATORS.get(id(edge))
+    if acc is None or acc.variable is not edge:
+        acc = _ACCUMULATORS[id(edge)] = AccumulateGrad(edge)
+    return acc

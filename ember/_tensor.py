@@ -282,7 +282,8 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return self._node
+        node = self._node  # typed: its class carries PyTorch's grad_fn name
+        return None if node is None else node.typed()
 
     @property
     def grad(self) -> Tensor | None:

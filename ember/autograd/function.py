@@ -17,8 +17,8 @@ in ember ops is differentiable again (``create_graph=True``).
 ...         return g * 3 * x ** 2
 >>> x = ember.tensor(2.0, requires_grad=True)
 >>> y = Cube.apply(x)
->>> y.grad_fn
-<CubeBackward object>
+>>> y.grad_fn  # doctest: +ELLIPSIS
+<ember.autograd.function.CubeBackward object at 0x...>
 >>> y.backward(); x.grad
 tensor(12.)
 """
@@ -116,6 +116,9 @@ class FunctionNode(Node):
     """A Node for a user Function; frees the ctx's saved tensors with the rest of the graph."""
 
     __slots__ = ()
+
+    def __repr__(self) -> str:  # PyTorch names a user Function's node with its module
+        return f"<{__name__}.{self.name()} object at {id(self):#x}>"
 
     def free(self) -> None:
         self.freed = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from .._errors import ShapeError
+from .._node import named
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..amp.autocast_mode import rule as _autocast_rule
@@ -85,7 +86,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if sa[2] != sb[1]:
         raise ShapeError(f"bmm: shapes {sa} and {sb} cannot be multiplied ({sa[2]} != {sb[1]})")
     a, b = binary(input, mat2, "bmm")
-    return apply(_MATMUL, a, b)
+    return named(apply(_MATMUL, a, b), "BmmBackward0")
 
 
 @_autocast_rule("dot")
@@ -150,7 +151,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
         return E.cast(out, _dt.result_type(out, input))
     if beta != 1:
         input = apply(E.MUL, *binary(input, beta, "addmm"))
-    return apply(E.ADD, *binary(input, out, "addmm"))
+    return named(apply(E.ADD, *binary(input, out, "addmm")), "AddmmBackward0")
 
 
 # -- einsum -----------------------------------------------------------------------------------

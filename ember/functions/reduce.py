@@ -18,6 +18,7 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
+from .._node import named
 from .._shape import wrap_dim
 from .._tensor import Tensor
 from ..amp.autocast_mode import rule as _autocast_rule
@@ -119,7 +120,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     x = _floating(input, "mean", dtype)
     axis = normalize_dims(dim, x.ndim, "mean")
     s = apply(R.Sum(axis, keepdim), x)
-    return _scale(s, _count(tuple(x.shape), axis))
+    return named(_scale(s, _count(tuple(x.shape), axis)), f"MeanBackward{int(dim is not None)}")
 
 
 @_autocast_rule("prod")
@@ -299,7 +300,7 @@ def var(
     dof = builtins.max(0, n - c)
     if dof == 0:
         return apply(E.MUL, ss, E.const_like(ss, math.inf))  # PyTorch: inf (NaN for 0 / 0)
-    return apply(E.DIV, ss, E.const_like(ss, dof))
+    return named(apply(E.DIV, ss, E.const_like(ss, dof)), "VarBackward0")
 
 
 def std(
@@ -320,7 +321,7 @@ def std(
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     v = var(input, dim, unbiased, keepdim, correction=correction)
-    return apply(R.SafeRoot(2.0), v)
+    return named(apply(R.SafeRoot(2.0), v), "StdBackward0")
 
 
 @_autocast_rule("logsumexp")

@@ -345,6 +345,7 @@ class Conv2d(_ConvParams):
     """2-D cross-correlation (PyTorch's conv2d) without bias."""
 
     _slot = "cols"
+    node_name = "ConvolutionBackward0"
 
     def forward(self, xp, x, w):
         n, c, h, wd = x.shape

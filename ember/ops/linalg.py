@@ -27,12 +27,25 @@ from .movement import Permute, reshape
 _BF16 = np.dtype(_dt.bfloat16.np)
 
 
+# (a.ndim, b.ndim capped at 3) -> PyTorch's grad_fn name for a @ b; others: UnsafeViewBackward0
+_MATMUL_NAMES = {
+    (2, 2): "MmBackward0",
+    (1, 1): "DotBackward0",
+    (2, 1): "MvBackward0",
+    (1, 2): "SqueezeBackward4",
+    (2, 3): "CloneBackward0",
+}
+
+
 @dataclass(frozen=True)
 class MatMul(Op):
     """``a @ b`` with NumPy/PyTorch semantics: a 1-D ``a`` is a row (``b``: a column) that is
     dropped from the result again; leading (batch) dimensions broadcast."""
 
     saves_inputs = True
+
+    def node_name(self, a, b) -> str:  # the ATen op PyTorch's matmul becomes for these ranks
+        return _MATMUL_NAMES.get((a.ndim, min(b.ndim, 3)), "UnsafeViewBackward0")
 
     def forward(self, xp, a, b):
         out = xp.matmul(a, b)

@@ -220,6 +220,7 @@ class BatchNormalize(Op):
     weight: bool = False
     bias: bool = False
     saves_inputs = True
+    node_name = "NativeBatchNormBackward0"
 
     def coefficients(self, xp, stats, *wb):
         """Per-channel ``(scale, shift)`` with ``y = x * scale + shift``, in the compute dtype."""

@@ -237,6 +237,7 @@ class MaxPool2d(_PoolParams):
     """Window maxima of an (N, C, H, W) input."""
 
     saves_inputs = True
+    node_name = "MaxPool2DWithIndicesBackward0"
 
     def forward(self, xp, x):
         if self.tiled(x.shape):

@@ -72,6 +72,10 @@ class Sum(Op):
     axis: tuple | None = None
     keepdim: bool = False
 
+    @property
+    def node_name(self) -> str:  # PyTorch's sum() and sum(dim) overloads
+        return "SumBackward0" if self.axis is None else "SumBackward1"
+
     def forward(self, xp, x):
         w = _dt.widen_half(x)
         return w.sum(axis=self.axis, keepdims=self.keepdim).astype(x.dtype, copy=False)
@@ -196,6 +200,12 @@ class Amax(Op):
     saves_inputs = True
     saves_output = True
 
+    @property
+    def node_name(self) -> str:  # over all elements: max() / min(); over dims: amax / amin
+        if self.axis is None:
+            return "MinBackward1" if self.is_min else "MaxBackward1"
+        return "AminBackward0" if self.is_min else "AmaxBackward0"
+
     def forward(self, xp, x):
         if self.is_min:
             return x.min(axis=self.axis, keepdims=self.keepdim)
@@ -235,6 +245,10 @@ class SelectArg(Op):
     keepdim: bool = False
     is_min: bool = False
     saves_inputs = True
+
+    @property
+    def node_name(self) -> str:  # max(x, dim) / min(x, dim)
+        return "MinBackward0" if self.is_min else "MaxBackward0"
 
     def forward(self, xp, x):
         if x.ndim == 0:

@@ -24,7 +24,7 @@ class Adadelta(Optimizer):
         lr=1.0,
         rho: float = 0.9,
         eps: float = 1e-6,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         foreach=None,
         *,
         capturable: bool = False,
@@ -34,7 +34,10 @@ class Adadelta(Optimizer):
         check_hyper("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Adadelta: invalid rho value: {rho}")
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(
+            lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+            capturable=capturable, foreach=foreach, differentiable=differentiable,
+        )  # fmt: skip
         super().__init__(params, defaults)
 
     def init_state(self, p, group) -> dict:

@@ -20,13 +20,13 @@ class Adagrad(Optimizer):
         self,
         params,
         lr=1e-2,
-        lr_decay: float = 0.0,
-        weight_decay: float = 0.0,
-        initial_accumulator_value: float = 0.0,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
         eps: float = 1e-10,
+        foreach=None,
         *,
         maximize: bool = False,
-        foreach=None,
         differentiable: bool = False,
         fused=None,
     ) -> None:
@@ -44,10 +44,13 @@ class Adagrad(Optimizer):
             dict(
                 lr=lr,
                 lr_decay=lr_decay,
+                eps=eps,
                 weight_decay=weight_decay,
                 initial_accumulator_value=initial_accumulator_value,
-                eps=eps,
+                foreach=foreach,
                 maximize=maximize,
+                differentiable=differentiable,
+                fused=fused,
             ),
         )
 

@@ -19,22 +19,21 @@ class Adam(Optimizer):
     """``m = b1 m + (1-b1) g``; ``v = b2 v + (1-b2) g^2``;
     ``p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)`` (``sqrt(max v)`` with AMSGrad)."""
 
-    decoupled = False
-
     def __init__(
         self,
         params,
         lr=1e-3,
         betas=(0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         amsgrad: bool = False,
         *,
-        maximize: bool = False,
         foreach=None,
+        maximize: bool = False,
         capturable: bool = False,
         differentiable: bool = False,
         fused=None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         name = type(self).__name__
         if not 0.0 <= lr:
@@ -55,6 +54,11 @@ class Adam(Optimizer):
                 weight_decay=weight_decay,
                 amsgrad=amsgrad,
                 maximize=maximize,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+                decoupled_weight_decay=decoupled_weight_decay,
             ),
         )
 
@@ -68,7 +72,7 @@ class Adam(Optimizer):
         lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
         t = hp["step"]
         if group["weight_decay"]:
-            if self.decoupled:
+            if group["decoupled_weight_decay"]:
                 p.mul_(1.0 - lr * wd)
             else:
                 g = g + wd * p
@@ -87,7 +91,7 @@ def _adam_numpy(opt, xp, p, g, state, group):
     lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
     t = float(state["step"]._data)
     if wd:
-        if opt.decoupled:
+        if group["decoupled_weight_decay"]:
             p *= 1.0 - lr * wd
         else:
             g = g + wd * p
@@ -115,8 +119,6 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the Adam step);
     PyTorch's default ``weight_decay`` here is 0.01."""
 
-    decoupled = True
-
     def __init__(
         self,
         params,
@@ -125,6 +127,15 @@ class AdamW(Adam):
         eps: float = 1e-8,
         weight_decay: float = 1e-2,
         amsgrad: bool = False,
-        **kwargs,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused=None,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, **kwargs)
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=True,
+        )  # fmt: skip

@@ -24,7 +24,7 @@ class Adamax(Optimizer):
         lr=2e-3,
         betas=(0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         foreach=None,
         *,
         maximize: bool = False,
@@ -32,8 +32,11 @@ class Adamax(Optimizer):
         capturable: bool = False,
     ) -> None:
         check_hyper("Adamax", lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
-        super().__init__(params, dict(defaults, maximize=maximize))
+        defaults = dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+            maximize=maximize, differentiable=differentiable, capturable=capturable,
+        )  # fmt: skip
+        super().__init__(params, defaults)
 
     def init_state(self, p, group) -> dict:
         return {"step": step_count(), "exp_avg": state_like(p), "exp_inf": state_like(p)}

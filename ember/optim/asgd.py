@@ -26,7 +26,7 @@ class ASGD(Optimizer):
         lambd: float = 1e-4,
         alpha: float = 0.75,
         t0: float = 1e6,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         foreach=None,
         maximize: bool = False,
         differentiable: bool = False,
@@ -34,8 +34,9 @@ class ASGD(Optimizer):
     ) -> None:
         check_hyper("ASGD", lr=lr, weight_decay=weight_decay)
         defaults = dict(
-            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize
-        )
+            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+            maximize=maximize, differentiable=differentiable, capturable=capturable,
+        )  # fmt: skip
         super().__init__(params, defaults)
 
     def init_state(self, p, group) -> dict:

@@ -27,7 +27,7 @@ class NAdam(AdamLike):
         lr=2e-3,
         betas=(0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False,
         *,
@@ -42,13 +42,15 @@ class NAdam(AdamLike):
             dict(
                 lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                 momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                maximize=maximize,
+                maximize=maximize, foreach=foreach, capturable=capturable,
+                differentiable=differentiable,
             ),
         )  # fmt: skip
 
     def init_state(self, p, group) -> dict:
-        # PyTorch keeps the product in a float32 scalar tensor: so does this
-        return dict(super().init_state(p, group), mu_product=scalar_state(p, 1.0))
+        # PyTorch keeps the product in a float32 scalar tensor (after the step): so does this
+        state = super().init_state(p, group)
+        return {"step": state.pop("step"), "mu_product": scalar_state(p, 1.0), **state}
 
     def update(self, p, g, state, group, hp) -> None:
         g, m, v = moments(p, g, state, group, hp)

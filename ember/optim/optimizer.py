@@ -29,7 +29,10 @@ against the rule.
 The loop (``step``) skips parameters without gradients, runs under ``no_grad``, negates the
 gradient for ``maximize`` and bumps each parameter's version counter. State dicts follow
 PyTorch's layout (``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``) so
-checkpoints carry over.
+checkpoints carry over; each optimizer's ``defaults`` are PyTorch's, keys in its order, so a
+group holds PyTorch's implementation flags too (``foreach``, ``fused``, ``capturable``,
+``differentiable``). They choose no other arithmetic here: the one rule serves every setting
+PyTorch runs on these devices, and ``check_flags`` refuses the settings PyTorch refuses.
 
 >>> import ember
 >>> w = ember.nn.Parameter(ember.ones(2))
@@ -115,6 +118,7 @@ class Optimizer:
                     f"optimization parameter {key}"
                 )
             group.setdefault(key, value)
+        check_flags(type(self).__name__, group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -154,10 +158,13 @@ class Optimizer:
             for group in self.param_groups:
                 hp = None
                 hps: dict = {}  # device -> the group's numbers there (eager rules)
+                checked = not (group.get("differentiable") or group.get("capturable"))
                 for p in group["params"]:
                     grad = p._grad
                     if grad is None:
                         continue
+                    if not checked:
+                        check_step_flags(type(self).__name__, group, p)
                     state = self.state.get(p)
                     if state is None:
                         with tracing(None):
@@ -301,6 +308,42 @@ class Optimizer:
                 continue
             new = {k: _import(k, v, p) for k, v in st.items()}
             self.state[p] = _into(old.get(p), new)
+
+
+def check_flags(name: str, group: dict) -> None:
+    """Refuse the flag combinations PyTorch refuses when an optimizer is built.
+
+    >>> check_flags("Adam", {"fused": True, "foreach": True})
+    Traceback (most recent call last):
+    ember._errors.EmberError: Adam: `fused` and `foreach` cannot be `True` together
+    """
+    if group.get("fused"):
+        if group.get("foreach"):
+            raise EmberError(f"{name}: `fused` and `foreach` cannot be `True` together")
+        if group.get("differentiable"):
+            raise EmberError(f"{name}: `fused` does not support `differentiable`")
+
+
+def check_step_flags(name: str, group: dict, p: Tensor) -> None:
+    """Refuse, as PyTorch does when it steps, ``differentiable=True`` (its step records the
+    in-place update of a leaf that requires grad) and ``capturable=True`` off the GPU.
+
+    >>> import ember
+    >>> check_step_flags("Adam", {"capturable": True}, ember.ones(2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ember._errors.EmberError: Adam: capturable=True needs parameters on a GPU, got one ... on cpu
+    """
+    if group.get("differentiable") and p.requires_grad:
+        raise EmberError(
+            f"{name}: differentiable=True records the step for autograd, but the parameter of "
+            f"shape {tuple(p.shape)} is a leaf that requires grad, and a leaf Variable that "
+            "requires grad cannot be used in an in-place operation"
+        )
+    if group.get("capturable") and p.device.type != "cuda":
+        raise EmberError(
+            f"{name}: capturable=True needs parameters on a GPU, got one of shape "
+            f"{tuple(p.shape)} on {p.device}"
+        )
 
 
 def _into(old: dict | None, new: dict) -> dict:

@@ -26,7 +26,7 @@ class RAdam(AdamLike):
         lr=1e-3,
         betas=(0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         decoupled_weight_decay: bool = False,
         *,
         foreach=None,
@@ -37,8 +37,9 @@ class RAdam(AdamLike):
         super().__init__(
             params,
             dict(
-                lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
+                foreach=foreach, capturable=capturable,
+                decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable,
             ),
         )  # fmt: skip
 

@@ -23,13 +23,12 @@ class RMSprop(Optimizer):
         lr=1e-2,
         alpha: float = 0.99,
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
-        momentum: float = 0.0,
+        weight_decay: float = 0,
+        momentum: float = 0,
         centered: bool = False,
-        *,
-        maximize: bool = False,
-        foreach=None,
         capturable: bool = False,
+        foreach=None,
+        maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
         for name, v in (
@@ -45,12 +44,15 @@ class RMSprop(Optimizer):
             params,
             dict(
                 lr=lr,
+                momentum=momentum,
                 alpha=alpha,
                 eps=eps,
-                weight_decay=weight_decay,
-                momentum=momentum,
                 centered=centered,
+                weight_decay=weight_decay,
+                capturable=capturable,
+                foreach=foreach,
                 maximize=maximize,
+                differentiable=differentiable,
             ),
         )
 

@@ -35,7 +35,10 @@ class Rprop(Optimizer):
         check_hyper("Rprop", lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Rprop: invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize)
+        defaults = dict(
+            lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
+            maximize=maximize, differentiable=differentiable, capturable=capturable,
+        )  # fmt: skip
         super().__init__(params, defaults)
 
     def init_state(self, p, group) -> dict:

@@ -240,7 +240,7 @@ def adam_update(opt, xp, p, g, state: dict, group: dict):
     """``Adam.update`` (and AdamW's) in one kernel."""
     if not _serves(xp, p, g, state):
         return NotImplemented
-    adam(xp, p, g, state, group, opt.decoupled)
+    adam(xp, p, g, state, group, group["decoupled_weight_decay"])
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
+from ..._node import named
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
 from ...ops import movement as M
@@ -91,7 +92,9 @@ def stack(tensors, dim: int = 0) -> Tensor:
             )
     d = wrap_dim(dim, len(shape) + 1, "stack")
     new = shape[:d] + (1,) + shape[d:]
-    return apply(M.Cat(d), *(_reshape(t, new) for t in _same_dtype(tensors)))
+    return named(
+        apply(M.Cat(d), *(_reshape(t, new) for t in _same_dtype(tensors))), "StackBackward0"
+    )
 
 
 def hstack(tensors) -> Tensor:

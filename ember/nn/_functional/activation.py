@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..._errors import EmberError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions._promote import to_float
@@ -60,7 +61,9 @@ def hardtanh(
     >>> F.hardtanh(ember.tensor([-2.0, 0.5]))
     tensor([-1.0000,  0.5000])
     """
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    if inplace:
+        return input.clamp_(min_val, max_val)
+    return named(input.clamp(min_val, max_val), "HardtanhBackward0")
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -72,7 +75,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     tensor([-1.])
     """
     out = where(input > 0, input, input * negative_slope)
-    return _inplace(input, out, inplace)
+    return _inplace(input, named(out, "LeakyReluBackward0"), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -84,7 +87,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     tensor([0., 1.])
     """
     out = where(input > 0, input, expm1(input.clamp(max=0)) * alpha)
-    return _inplace(input, out, inplace)
+    return _inplace(input, named(out, "EluBackward0"), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -96,7 +99,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     tensor([1.0507])
     """
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, elu(input, alpha) * scale, inplace)
+    return _inplace(input, named(elu(input, alpha) * scale, "EluBackward0"), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -108,7 +111,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     tensor([-0.7869,  1.0000])
     """
     out = where(input > 0, input, expm1(input.clamp(max=0) / alpha) * alpha)
-    return _inplace(input, out, inplace)
+    return _inplace(input, named(out, "CeluBackward0"), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -121,10 +124,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate == "tanh":
         inner = (input + input.pow(3) * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (_tanh(inner) + 1.0)
+        return named(input * 0.5 * (_tanh(inner) + 1.0), "GeluBackward0")
     if approximate != "none":
         raise EmberError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return input * 0.5 * (erf(input * (1.0 / math.sqrt(2.0))) + 1.0)
+    return named(input * 0.5 * (erf(input * (1.0 / math.sqrt(2.0))) + 1.0), "GeluBackward0")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -135,7 +138,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.silu(ember.tensor([0.0]))
     tensor([0.])
     """
-    return _inplace(input, input * _sigmoid(input), inplace)
+    return _inplace(input, named(input * _sigmoid(input), "SiluBackward0"), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -146,7 +149,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.mish(ember.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return _inplace(input, input * _tanh(softplus(input)), inplace)
+    return _inplace(input, named(input * _tanh(softplus(input)), "MishBackward0"), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -179,7 +182,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     >>> F.logsigmoid(ember.tensor([0.0]))
     tensor([-0.6931])
     """
-    return input.clamp(max=0) - log1p(exp(-input.abs()))
+    return named(input.clamp(max=0) - log1p(exp(-input.abs())), "LogSigmoidBackward0")
 
 
 @_autocast_rule("softplus")
@@ -193,7 +196,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """
     bx = input * beta
     soft = log1p(exp(bx.clamp(max=threshold))) / beta
-    return where(bx > threshold, input, soft)
+    return named(where(bx > threshold, input, soft), "SoftplusBackward0")
 
 
 def _dim(dim, input: Tensor, op: str) -> int:
@@ -263,7 +266,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardsigmoid(ember.tensor([-4.0, 0.0, 4.0]))
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _inplace(input, (input + 3).clamp(0, 6) / 6, inplace)
+    return _inplace(input, named((input + 3).clamp(0, 6) / 6, "HardsigmoidBackward0"), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -274,7 +277,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardswish(ember.tensor([-4.0, 4.0]))
     tensor([-0., 4.])
     """
-    return _inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    out = input * (input + 3).clamp(0, 6) / 6
+    return _inplace(input, named(out, "HardswishBackward0"), inplace)
 
 
 @_autocast_rule("prelu")
@@ -353,7 +357,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     >>> F.hardshrink(ember.tensor([0.3, -0.7]))
     tensor([ 0.0000, -0.7000])
     """
-    return where((input > lambd) | (input < -lambd), input, 0.0)
+    return named(where((input > lambd) | (input < -lambd), input, 0.0), "HardshrinkBackward0")
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -364,7 +368,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     >>> F.softshrink(ember.tensor([0.3, -0.7]))
     tensor([ 0.0000, -0.2000])
     """
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    out = where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    return named(out, "SoftshrinkBackward0")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -375,7 +380,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> F.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
-    return _inplace(input, where(input > threshold, input, value), inplace)
+    out = where(input > threshold, input, value)
+    return _inplace(input, named(out, "ThresholdBackward0"), inplace)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,

@@ -9,6 +9,7 @@ ember.Size([1, 4, 8, 8])
 from __future__ import annotations
 
 from ..._errors import DTypeError, ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...ops.base import apply
@@ -47,7 +48,12 @@ def _finish(out: Tensor, bias: Tensor | None, channels: int, unbatched: bool, op
                 f"{op}: expected a bias of shape ({channels},), got {tuple(bias.shape)}"
             )
         out = out + bias.reshape(1, channels, 1, 1)
-    return out.reshape(*out.shape[1:]) if unbatched else out
+    return _convolution(out.reshape(*out.shape[1:]) if unbatched else out, unbatched)
+
+
+def _convolution(out: Tensor, unbatched: bool) -> Tensor:
+    """A convolution's result under PyTorch's name (an unbatched input's ends in a squeeze)."""
+    return named(out, "SqueezeBackward1" if unbatched else "ConvolutionBackward0")
 
 
 def _check_arguments(op: str, stride, dilation, padding, groups, input, weight) -> None:
@@ -79,7 +85,7 @@ def _via_2d(op: str, weight_layout: str, input: Tensor, weight: Tensor, conv2d_f
             f"input {tuple(input.shape)} and weight {tuple(weight.shape)}"
         )
     out = conv2d_fn(input.unsqueeze(2), weight.unsqueeze(2)).squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return _convolution(out.squeeze(0) if unbatched else out, unbatched)
 
 
 @_autocast_rule("conv2d")

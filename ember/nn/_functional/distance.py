@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._errors import ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
@@ -36,7 +37,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     dot = (x1 * x2).sum(dim)
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)
-    return dot / (n1 * n2).clamp(min=eps * eps).sqrt()
+    return named(dot / (n1 * n2).clamp(min=eps * eps).sqrt(), "SumBackward1")  # PyTorch's last op
 
 
 def pairwise_distance(

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._config import no_grad
 from ..._errors import EmberError, EmberIndexError, ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...dtypes import int64
 from ...functions.creation import tensor as _new_tensor
@@ -62,7 +63,7 @@ def embedding(
     if padding_idx is not None:
         pad = (input == (padding_idx % n)).unsqueeze(-1)
         out = where(pad, out.detach(), out)
-    return out
+    return named(out, "EmbeddingBackward0")
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

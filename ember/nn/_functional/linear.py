@@ -9,6 +9,7 @@ ember.Size([2, 4])
 from __future__ import annotations
 
 from ..._errors import DTypeError, ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.linalg import einsum
@@ -35,7 +36,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"weight {weight.dtype}" + (f", bias {bias.dtype}" if bias is not None else "")
         )
     out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    return named(out + bias, "AddmmBackward0" if input.ndim == 2 else "ViewBackward0")
 
 
 @_autocast_rule("bilinear")

@@ -19,6 +19,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._config import graph_tracer
 from ..._errors import DTypeError, EmberError, EmberIndexError, ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.elementwise import where
@@ -170,7 +171,12 @@ def nll_loss(
     input, target, unbatched = _classes(input, target, weight, "nll_loss")
     loss, w, _ = _nll(input, target, weight, ignore_index, "nll_loss")
     out = _weighted_reduce(loss, w, reduction)
-    return out.squeeze(0) if unbatched and reduction == "none" else out
+    return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input)
+
+
+def _nll_named(out: Tensor, input: Tensor) -> Tensor:
+    """A negative log-likelihood under PyTorch's name (spatial inputs use its 2-D kernel)."""
+    return named(out, "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0")
 
 
 @_autocast_rule("cross_entropy")
@@ -228,7 +234,8 @@ def cross_entropy(
         else:
             smooth = _reduce(smooth, reduction)
         out = out * (1 - label_smoothing) + smooth * (label_smoothing / c)
-    return out.squeeze(0) if unbatched and reduction == "none" else out
+        return out.squeeze(0) if unbatched and reduction == "none" else out
+    return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input)
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
@@ -296,7 +303,7 @@ def binary_cross_entropy(
     loss = apply(BinaryCrossEntropy(), input, target)
     if weight is not None:
         loss = loss * weight.to(input.dtype)
-    return _reduce(loss, reduction)
+    return named(_reduce(loss, reduction), "BinaryCrossEntropyBackward0")
 
 
 def _log_sigmoid(x: Tensor) -> Tensor:
@@ -342,7 +349,7 @@ def binary_cross_entropy_with_logits(
     loss = (1 - target) * input - log_sig
     if weight is not None:
         loss = loss * weight.to(dtype)
-    return _reduce(loss, reduction)
+    return named(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")
 
 
 __all__ = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from ..._errors import DTypeError, EmberError, ShapeError
+from ..._node import named
 from ..._shape import broadcast_shapes
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
@@ -87,7 +88,8 @@ def mse_loss(
     reduction = _reduction(size_average, reduce, reduction, "mse_loss")
     _regression(input, target, "mse_loss")
     d = input - target
-    return _elementwise_reduce(d * d, input, weight, reduction, "mse_loss")
+    out = _elementwise_reduce(d * d, input, weight, reduction, "mse_loss")
+    return out if weight is not None else named(out, "MseLossBackward0")
 
 
 @_autocast_rule("l1_loss")
@@ -137,7 +139,8 @@ def smooth_l1_loss(
     z = (input - target).abs()
     if beta == 0:
         return _reduce(z, reduction)
-    return _reduce(where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+    out = _reduce(where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+    return named(out, "SmoothL1LossBackward0")
 
 
 @_autocast_rule("huber_loss")
@@ -167,7 +170,8 @@ def huber_loss(
     if weight is not None:
         _check_elementwise_weight(weight, input, "huber_loss")
         loss = loss * weight
-    return _reduce(loss, reduction)
+        return _reduce(loss, reduction)
+    return named(_reduce(loss, reduction), "HuberLossBackward0")
 
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ..._config import no_grad
 from ..._errors import ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions.shape import stack
@@ -123,7 +124,8 @@ def layer_norm(
             f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
             f"but got input of size {tuple(input.shape)}"
         )
-    return _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
+    out = _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
+    return named(out, "NativeLayerNormBackward0")
 
 
 @_autocast_rule("group_norm")
@@ -151,7 +153,7 @@ def group_norm(
         )
     _, centered, var = _moments(input.reshape(n, num_groups, -1), 2)
     out = (centered * (var + eps).rsqrt()).reshape(input.shape)
-    return _affine(out, weight, bias, _channel_shape(input))
+    return named(_affine(out, weight, bias, _channel_shape(input)), "NativeGroupNormBackward0")
 
 
 def instance_norm(
@@ -204,7 +206,7 @@ def instance_norm(
                 "instance_norm: running_mean and running_var are needed when use_input_stats=False"
             )
         out = _by_running_stats(input, running_mean, running_var, shape, eps)
-    return _affine(out, weight, bias, shape)
+    return named(_affine(out, weight, bias, shape), "ViewBackward0")  # PyTorch: batch norm, viewed
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:

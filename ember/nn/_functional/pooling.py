@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..._errors import ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...ops.base import apply
 from ...ops.pool import MaxPool2d, MaxPoolIndices, pool_out_size
@@ -64,7 +65,7 @@ def _from_2d(result, unbatched: bool):
     if isinstance(result, tuple):
         return tuple(_from_2d(r, unbatched) for r in result)
     out = result.squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return named(out.squeeze(0) if unbatched else out, "SqueezeBackward1")
 
 
 def max_pool2d(
@@ -93,7 +94,7 @@ def max_pool2d(
     pool.check(x.shape)
     out = apply(pool, x)
     if unbatched:
-        out = out.squeeze(0)
+        out = named(out.squeeze(0), "MaxPool2DWithIndicesBackward0")
     if return_indices:
         idx = apply(
             MaxPoolIndices(
@@ -172,7 +173,7 @@ def avg_pool2d(
             x = x[:, :, : ho * kernel[0], : wo * kernel[1]]
         tiles = x.reshape(n, c, ho, kernel[0], wo, kernel[1])
         out = tiles.sum((3, 5)) / divisor_override if divisor_override else tiles.mean((3, 5))
-        return out.squeeze(0) if unbatched else out
+        return named(out.squeeze(0) if unbatched else out, "AvgPool2DBackward0")
     # pad explicitly (zeros), including ceil mode's extra right/bottom cells
     extra = [
         max(0, (o - 1) * st + k - (s + 2 * p))
@@ -192,7 +193,7 @@ def avg_pool2d(
 
         div = tensor(np.outer(rows, cols), dtype=x.dtype, device=x.device)
         out = sums / div
-    return out.squeeze(0) if unbatched else out
+    return named(out.squeeze(0) if unbatched else out, "AvgPool2DBackward0")
 
 
 def _counts(size: int, k: int, s: int, p: int, n_out: int, include_pad: bool) -> np.ndarray:
@@ -262,7 +263,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         ph = _adaptive_matrix(h, oh, x.dtype, x.device)
         pw = _adaptive_matrix(w, ow, x.dtype, x.device)
         out = ph @ x @ pw.t()
-    return out.squeeze(0) if unbatched else out
+    out = out.squeeze(0) if unbatched else out
+    return named(out, "MeanBackward1" if (oh, ow) == (1, 1) else "AdaptiveAvgPool2DBackward0")
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -329,7 +331,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
         values.append(stack(row_v, -1))
         if return_indices:
             indices.append(stack(row_i, -1))
-    out = stack(values, -2)
+    out = named(stack(values, -2), "AdaptiveMaxPool2DBackward0")
     if not return_indices:
         return out
     return out, stack(indices, -2)
@@ -348,5 +350,5 @@ def adaptive_max_pool1d(input: Tensor, output_size: int, return_indices: bool = 
         )
     out = adaptive_max_pool2d(input.unsqueeze(-2), (1, output_size), return_indices)
     if return_indices:
-        return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+        return named(out[0].squeeze(-2), "SqueezeBackward1"), out[1].squeeze(-2)
+    return named(out.squeeze(-2), "SqueezeBackward1")

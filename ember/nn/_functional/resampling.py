@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ..._errors import ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ._args import at_least
 
@@ -176,7 +177,8 @@ def interpolate(
             out = _cubic(out, dim, n_out, scale, corners)
         else:
             out = _linear(out, dim, n_out, scale, corners)
-    return out
+    kind = "".join(part.capitalize() for part in mode.split("-"))  # nearest-exact: NearestExact
+    return named(out, f"Upsample{kind}{dims}DBackward0")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
@@ -232,7 +234,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     k = len(lead)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return named(x.reshape(*lead, c // (r * r), h * r, w * r), "PixelShuffleBackward0")
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -253,7 +255,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     k = len(lead)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return named(x.reshape(*lead, c * r * r, h // r, w // r), "PixelUnshuffleBackward0")
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:

@@ -128,6 +128,7 @@ class PowScalar(Unary):
     """
 
     exponent: float = 2
+    node_name = "PowBackward0"
     saves_inputs = True
 
     @property

@@ -30,6 +30,7 @@ def _mask_to(mask, like):
 @dataclass(frozen=True)
 class Cast(Elementwise):
     dtype: _dt.DType
+    node_name = "ToCopyBackward0"
     scalar = "cast(x)"
 
     def forward(self, xp, x, out=None):

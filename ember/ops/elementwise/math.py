@@ -231,6 +231,7 @@ class Pow(Binary):
 
     saves_inputs = True
     scalar = "x ** y"
+    node_name = "PowBackward1"  # PyTorch's pow with a tensor exponent
 
     def forward(self, xp, a, b):
         return xp.power(a, b)

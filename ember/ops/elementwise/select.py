@@ -97,6 +97,7 @@ class Clamp(Unary):
     lo: float | None = None
     hi: float | None = None
     saves_inputs = True
+    node_name = "ClampBackward1"  # PyTorch's clamp with number bounds
 
     @property
     def scalar(self) -> str:
@@ -149,6 +150,7 @@ class ClampTensor(Elementwise):
 
     has_lo: bool = True
     has_hi: bool = True
+    node_name = "ClampBackward0"  # PyTorch's clamp with tensor bounds
     saves_inputs = True
 
     def _bounds(self, rest):
