@@ -11,8 +11,8 @@ from the file. ``load`` also reads PyTorch's zip checkpoints through a restricte
 from __future__ import annotations
 
 import base64
-import io
 import binascii
+import io
 import json
 import os
 from collections.abc import Callable
@@ -58,11 +58,12 @@ def save(obj: Any, f: PathLike | BinaryIO) -> None:
     optimizer, the user's classes, sets, Parameters) is pickled as ``torch.save`` pickles it,
     except that its tensors go to the file's tensors and the pickle only refers to them
     (``pickled``); ``ember.load`` reads it back with ``weights_only=False``, or with the
-    classes allowlisted (``ember.serialization.safe_globals``). Tensors are saved from the host (cuda tensors are copied over); a tensor
-    object held in several places is stored once and loads as one tensor (views of one storage
-    are stored separately). Each tensor's CRC-32 goes into the header's metadata, which
-    ``ember.load`` checks. ``f`` is a path (written via a temp file in the same folder, fsync and
-    rename, so a crash never leaves a half-written file) or a binary file object.
+    classes allowlisted (``ember.serialization.safe_globals``). Tensors are saved from the host
+    (cuda tensors are copied over); a tensor object held in several places is stored once and
+    loads as one tensor (views of one storage are stored separately). Each tensor's CRC-32 goes
+    into the header's metadata, which ``ember.load`` checks. ``f`` is a path (written via a
+    temp file in the same folder, fsync and rename, so a crash never leaves a half-written
+    file) or a binary file object.
 
     >>> import ember, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
@@ -287,7 +288,11 @@ def load(
             raise CheckpointError(f"{source}: the ember metadata is nested too deeply") from None
         except ValueError as e:
             raise CheckpointError(f"{source}: the ember metadata is not valid JSON ({e})") from None
-        if not isinstance(doc, dict) or "version" not in doc or not ("root" in doc or "pickle" in doc):
+        if (
+            not isinstance(doc, dict)
+            or "version" not in doc
+            or not ("root" in doc or "pickle" in doc)
+        ):
             raise CheckpointError(
                 f"{source}: the ember metadata is not an object with root/version"
             )

@@ -22,7 +22,7 @@ object is made of, as PyTorch's does.
 >>> from ember.serialization.pickled import dumps
 >>> data, tensors = dumps({"w": ember.nn.Parameter(ember.ones(2)), "tags": {"a"}})
 >>> list(tensors), b"ember.nn" in data
-(['w'], False)
+(['tensor.0'], False)
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from .._tensor import Tensor
 from ..backend import Device
 from .errors import CheckpointError
 
+
 class NotPlain(CheckpointError):
     """The object holds something the JSON skeleton does not (``save`` pickles it instead)."""
 

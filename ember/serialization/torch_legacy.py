@@ -37,8 +37,9 @@ def is_torch_legacy(head: bytes) -> bool:
     file: a pickle holding the magic number (no safetensors file can start so: its byte 8 is
     ``{``).
 
-    >>> from ember.serialization.torch_legacy import is_torch_legacy
-    >>> is_torch_legacy(b"\\x80\\x02\\x8a\\x0alm\\xfc\\x9cF\\xf9 j\\xa8P\\x19.")
+    >>> import pickle
+    >>> from ember.serialization.torch_legacy import MAGIC_NUMBER, is_torch_legacy
+    >>> is_torch_legacy(pickle.dumps(MAGIC_NUMBER, protocol=2))
     True
     """
     return head[:1] == b"\x80" and MAGIC in head[:32]

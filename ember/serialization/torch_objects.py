@@ -75,7 +75,10 @@ def _optimizer(opt: Any, state: dict, after: list[Callable[[], None]]) -> None:
     saved = {
         "state": {index[id(p)]: dict(s) for p, s in state["state"].items() if id(p) in index},
         "param_groups": [
-            {**{k: v for k, v in g.items() if k in m}, "params": [index[id(p)] for p in g["params"]]}
+            {
+                **{k: v for k, v in g.items() if k in m},
+                "params": [index[id(p)] for p in g["params"]],
+            }
             for g, m in zip(groups, mine)
         ],
     }

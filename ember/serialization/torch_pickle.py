@@ -237,7 +237,9 @@ class TorchPolicy(Policy):
         try:
             return Device(spec)
         except DeviceError:
-            raise Invalid(f"it holds torch.device({spec!r:.40}), which ember has no device for")
+            raise Invalid(
+                f"it holds torch.device({spec!r:.40}), which ember has no device for"
+            ) from None
 
     def _tensor(self, storage, offset, size, stride, requires_grad, dtype: str) -> Tensor:
         check(isinstance(storage, StorageRef), f"a tensor's storage is a {type(storage).__name__}")
@@ -342,9 +344,7 @@ class TorchPolicy(Policy):
                         f"storages (a view of size {view.size} of {view.storage!r})"
                     )
                 strides = tuple(s * dt.itemsize for s in view.stride)
-                arr = np.array(
-                    strided_view(flat[view.offset :], view.size, strides), order="C"
-                )
+                arr = np.array(strided_view(flat[view.offset :], view.size, strides), order="C")
             if not dt.isnative:
                 arr = arr.astype(dt.newbyteorder("="))
             if dt.kind == "b":  # any nonzero byte is True (keeps NumPy bools canonical)

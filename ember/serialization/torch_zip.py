@@ -34,9 +34,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .errors import CheckpointError
-from .unpickler import Invalid
 from .torch_pickle import StorageRef, TorchPolicy, storage_pid
-from .unpickler import guarded, read_pickle
+from .unpickler import Invalid, guarded, read_pickle
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local file header
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import pickle
 import re
 import struct
-import zipfile
 import sys
 import warnings
+import zipfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from struct import unpack
@@ -420,8 +420,8 @@ class TrustedUnpickler(pickle._Unpickler):
 
     >>> import io, pickle
     >>> from ember.serialization.unpickler import Policy, TrustedUnpickler
-    >>> TrustedUnpickler(io.BytesIO(pickle.dumps(OrderedDict(a=1))), Policy()).load()
-    OrderedDict({'a': 1})
+    >>> TrustedUnpickler(io.BytesIO(pickle.dumps({"a": (1, 2)})), Policy()).load()
+    {'a': (1, 2)}
     """
 
     dispatch = dict(pickle._Unpickler.dispatch)

@@ -81,7 +81,10 @@ def test_user_class_needs_an_allowlist():
 @pytest.mark.parametrize(
     "edit,problem",
     [
-        (lambda b: b[:2] + b"\x8a\x0a" + bytes(10) + b[14:], "a Python pickle but not a torch.save file"),
+        (
+            lambda b: b[:2] + b"\x8a\x0a" + bytes(10) + b[14:],
+            "a Python pickle but not a torch.save file",
+        ),
         (lambda b: b.replace(b"M\xe9\x03", b"M\xea\x03", 1), "Invalid protocol version: 1002"),
         (lambda b: b[:-3], "truncated"),
         (lambda b: b[:-20], "truncated"),

@@ -235,7 +235,9 @@ def test_crafted_pickle_calling_os_system_runs_nothing(tmp_path):
     data = pickle.dumps({"w": _System(f"touch {marker}")}, protocol=2)
     for allowed in ([], [os.system]):  # a blocked module stays blocked, as in torch.load
         with ember.serialization.safe_globals(allowed):
-            with pytest.raises(WeightsOnlyError, match=r"(?s)evil\.pth.*(posix|os)\.system.*blocked"):
+            with pytest.raises(
+                WeightsOnlyError, match=r"(?s)evil\.pth.*(posix|os)\.system.*blocked"
+            ):
                 ember.load(_archive(tmp_path, data))
     assert not marker.exists()
 

@@ -224,7 +224,9 @@ def test_adam_state_and_lr_survive():
 def test_a_torch_class_ember_lacks_is_named():
     blob = _save(torch.nn.Linear(2, 2), legacy=True)  # (no CRC to fix after the edit)
     blob = blob.replace(b"torch.nn.modules.linear\nLinear", b"torch.nn.modules.linear\nLinbar")
-    with pytest.raises(CheckpointError, match=r"torch\.nn\.modules\.linear\.Linbar.*no counterpart"):
+    with pytest.raises(
+        CheckpointError, match=r"torch\.nn\.modules\.linear\.Linbar.*no counterpart"
+    ):
         ember.load(io.BytesIO(blob), weights_only=False)
 
 

@@ -112,7 +112,9 @@ def _same(mine, theirs):
 def _sync(mine, theirs):
     """Give ember's modules in ``mine`` the weights of torch's in ``theirs``."""
     if isinstance(theirs, torch.nn.Module):
-        sd = {k: ember.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()}
+        sd = {
+            k: ember.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()
+        }
         mine.load_state_dict(sd)
     elif isinstance(theirs, dict):
         for k in theirs:

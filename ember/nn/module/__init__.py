@@ -35,6 +35,8 @@ from .state_dict import _EXTRA_STATE_KEY_SUFFIX, ModuleStateDict, _as_tensor, _I
 
 # checkpoints (a layer below) hold Parameters and Buffers as tagged tensors
 _tensor_types.register("parameter", Parameter, lambda p: p.requires_grad, Parameter)
-_tensor_types.register("buffer", Buffer, lambda b: b.persistent, lambda t, p: Buffer(t, persistent=p))
+_tensor_types.register(
+    "buffer", Buffer, lambda b: b.persistent, lambda t, p: Buffer(t, persistent=p)
+)
 
 __all__ = ["Module", "RemovableHandle"]
