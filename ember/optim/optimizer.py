@@ -277,8 +277,12 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self.state:
-                    state[index[id(p)]] = {k: _export(k, v) for k, v in self.state[p].items()}
+                # entries still None (SGD's buffer without momentum) are not state to PyTorch
+                entries = {
+                    k: _export(k, v) for k, v in self.state.get(p, {}).items() if v is not None
+                }
+                if entries:
+                    state[index[id(p)]] = entries
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
