@@ -11,11 +11,11 @@ Python package (``pip install 'ember[viz]'``) and Graphviz's ``dot`` program
 >>> loss = model(ember.randn(5, 4)).sum()
 >>> src = ember.viz.to_dot(loss, params=model.named_parameters())
 >>> for line in src.splitlines():
-...     if "MatMul" in line or "2.bias" in line:
+...     if "mmBackward" in line or "2.bias" in line:
 ...         print(line.strip())
-n3 [label="MatMulBackward0", fillcolor="#d9d9d9"];
+n2 [label="AddmmBackward0", fillcolor="#d9d9d9"];
 n4 [label="AccumulateGrad\\n2.bias\\nf32[2]", fillcolor="#cfe2f3"];
-n9 [label="MatMulBackward0", fillcolor="#d9d9d9"];
+n8 [label="AddmmBackward0", fillcolor="#d9d9d9"];
 
 The style: ops are boxes (grey: an autograd node or a forward op; rose with rounded corners:
 a backward op of a static graph; yellow: a side effect such as ``Assign`` or

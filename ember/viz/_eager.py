@@ -1,6 +1,6 @@
 """Pictures of eager autograd history: a Tensor's ``grad_fn`` and everything that feeds it.
 
-Each recorded op is one grey box named as PyTorch names it (``MatMulBackward0``); each leaf
+Each recorded op is one grey box named as PyTorch names it (``MmBackward0``); each leaf
 that requires grad is a blue ``AccumulateGrad`` box with its name (from ``params``) and type;
 edges go the way data flowed in the forward pass, labelled with the tensor that flowed.
 """

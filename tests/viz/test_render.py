@@ -34,7 +34,7 @@ def test_svg_of_an_eager_graph(tmp_path, dot_program):
     assert out == tmp_path / "net.svg"
     text = out.read_text()
     assert text.lstrip().startswith("<?xml") and "<svg" in text and text.rstrip().endswith("</svg>")
-    assert "MatMulBackward0" in text and "AccumulateGrad" in text and "0.weight" in text
+    assert "MmBackward0" in text and "AccumulateGrad" in text and "0.weight" in text
     assert "f32[3,4]" in text
 
 
