@@ -7,6 +7,8 @@
   casts, ``(a @ b).T``...;
 - ``elementwise_fusion``: chains of elementwise ops as one node (numba when installed);
 - ``reuse_buffers``: fused nodes write into inputs that die there;
+- ``merge_state_updates``: a parameter's fused state updates (Adam's moments) computed by the
+  fused node that reads them, written in place: one kernel per parameter;
 - ``memory_plan(graph)``: lifetimes and buffer reuse; ``.peak_bytes``.
 
 ``optimize(graph)`` runs ``PIPELINE`` (the default list) and returns the result; the input graph
@@ -36,6 +38,7 @@ from .fold import constant_folding
 from .fuse import FusedElementwise, elementwise_fusion
 from .memory import MemoryPlan, memory_plan, reuse_buffers
 from .simplify import algebraic_simplification
+from .state_updates import merge_state_updates
 
 PIPELINE = [
     common_subexpression_elimination,
@@ -45,6 +48,7 @@ PIPELINE = [
     dead_code_elimination,
     elementwise_fusion,
     reuse_buffers,
+    merge_state_updates,
 ]
 
 
@@ -75,6 +79,7 @@ __all__ = [
     "dead_code_elimination",
     "elementwise_fusion",
     "memory_plan",
+    "merge_state_updates",
     "optimize",
     "reuse_buffers",
     "wait_for_kernels",

@@ -129,11 +129,14 @@ class FusedElementwise(Op):
     0-d value the program recomputes (a hyperparameter's cast, a bias correction); empty when
     every instruction has the output's. ``reuse`` names an input whose buffer may hold the
     output (set by ``memory.reuse_buffers`` when that input is dead after this node). ``expr``
-    is the program as text, for reading."""
+    is the program as text, for reading. ``extra`` lists ``(instruction, input)`` pairs: the
+    result of each such instruction is also written into that input, in place (a state array of
+    the output's shape and dtype; see ``state_updates``), after every read of the element."""
 
     expr: str
     reuse: int = -1
     program: tuple = dataclasses.field(default=(), init=False)
+    extra: tuple = dataclasses.field(default=(), init=False)
     n_inputs: int = dataclasses.field(default=0, init=False)
     shape: tuple = dataclasses.field(default=(), init=False)
     dtype: str = dataclasses.field(default="float32", init=False)
@@ -151,18 +154,27 @@ class FusedElementwise(Op):
         dtype: str,
         reuse=-1,
         types: tuple = (),
+        extra: tuple = (),
     ):
         op = cls(expr, reuse)
         for k, v in (("program", program), ("n_inputs", n_inputs), ("shape", shape)):
             object.__setattr__(op, k, v)
         object.__setattr__(op, "dtype", dtype)
         object.__setattr__(op, "types", types)
+        object.__setattr__(op, "extra", extra)
         return op
 
     def with_reuse(self, index: int) -> FusedElementwise:
         """The same program, allowed to write its output into input ``index``'s buffer."""
         return FusedElementwise.make(
-            self.expr, self.program, self.n_inputs, self.shape, self.dtype, index, self.types
+            self.expr,
+            self.program,
+            self.n_inputs,
+            self.shape,
+            self.dtype,
+            index,
+            self.types,
+            self.extra,
         )
 
     def __post_init__(self) -> None:
@@ -182,7 +194,12 @@ class FusedElementwise(Op):
         vals = list(inputs)
         for op, args in self.program:
             vals.append(overrides.run(op, xp, *[vals[a] for a in args]))
+        self._write_extra(inputs, vals)
         return vals[-1]
+
+    def _write_extra(self, inputs, vals) -> None:
+        for j, i in self.extra:
+            inputs[i][...] = vals[self.n_inputs + j]
 
     def _run_cupy(self, xp, inputs):
         """One generated ``ElementwiseKernel`` (see ``cuda_source``), or NotImplemented.
@@ -191,14 +208,16 @@ class FusedElementwise(Op):
         names = tuple(a.dtype.name for a in inputs)
         if any(d not in CUDA_INPUTS for d in names):
             return NotImplemented
-        key = (id(xp), self.program, names, self.dtype, self.types)
+        key = (id(xp), self.program, names, self.dtype, self.types, self.extra)
         k = _CUPY_KERNELS.get(key)
         if k is None:
-            ins, outs, op = cuda_source(self.program, names, self.dtype, self.types)
+            ins, outs, op = cuda_source(self.program, names, self.dtype, self.types, self.extra)
             k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(
                 ins, outs, op, "ember_fused", preamble=cuda_preamble(names, self.dtype, self.types)
             )
+        targets = {i for _, i in self.extra}
         args = [raw_view(xp, a) for a in inputs]
+        written = [args[i] for _, i in self.extra]  # out parameters after ``out``
         out = None
         if self.reuse >= 0:  # an input that dies here (memory.reuse_buffers): write into it
             a = inputs[self.reuse]
@@ -209,11 +228,12 @@ class FusedElementwise(Op):
                 and a.dtype == self.dtype
             ):
                 out = a
+        ins = [a for i, a in enumerate(args) if i not in targets]
         if out is None:
             out = xp.empty(self.shape, self.dtype)
-            k(*args, raw_view(xp, out))
+            k(*ins, raw_view(xp, out), *written)
         else:  # the reused input's own view is the output: one array, the same memory
-            k(*args, args[self.reuse])
+            k(*ins, args[self.reuse], *written)
         return out
 
     def _out_buffer(self, inputs):
@@ -240,7 +260,8 @@ class FusedElementwise(Op):
     def _run_numpy(self, inputs):
         steps = self._np_steps
         if steps is None:
-            steps = numpy_steps(self.program, self.n_inputs, self.reuse, self._full_steps())
+            pinned = [j for j, _ in self.extra]
+            steps = numpy_steps(self.program, self.n_inputs, self.reuse, self._full_steps(), pinned)
             object.__setattr__(self, "_np_steps", steps)
         vals = list(inputs)
         pool = []
@@ -261,6 +282,7 @@ class FusedElementwise(Op):
                 if type(r) is not np.ndarray:
                     r = np.asarray(r)
             vals.append(r)
+        self._write_extra(inputs, vals)
         return vals[-1]
 
     # -- numba -----------------------------------------------------------------------------
@@ -275,6 +297,7 @@ class FusedElementwise(Op):
                 [a.shape for a in inputs],
                 self.reuse if self._reads_out(inputs) else -1,
                 self.types,
+                self.extra,
             )
             if made is not None:
                 src, views = made
@@ -300,6 +323,15 @@ class FusedElementwise(Op):
         fn(*args, out.reshape(out_view))
         return out
 
+    def _targets_ok(self, inputs) -> bool:
+        """Whether the kernel can write each ``extra`` input in place: a writeable C-contiguous
+        NumPy array (the kernel gets a reshaped view of it, the same memory)."""
+        for _, i in self.extra:
+            a = inputs[i]
+            if type(a) is not np.ndarray or not a.flags.c_contiguous or not writeable(a):
+                return False
+        return True
+
     def _reads_out(self, inputs) -> bool:
         """Whether the kernel reads the reused input from ``out`` (it has the output's shape
         and dtype, so its values can stand there); remembered for ``_run_kernel``."""
@@ -321,7 +353,7 @@ def _fused_cpu(op: FusedElementwise, xp, *inputs):
     k = op._kernel
     if k is None:
         k = op._request_kernel(inputs)
-    if k is not False and k.fn is not None:
+    if k is not False and k.fn is not None and (not op.extra or op._targets_ok(inputs)):
         return op._run_kernel(k.fn, inputs)
     return op._run_numpy(inputs)
 

@@ -187,7 +187,9 @@ def _c_literal(value: float, ctype: str) -> str:
     return f"(({ctype})__longlong_as_double((long long){bits}))"
 
 
-def cuda_source(program: tuple, in_dtypes, dtype: str, types: tuple = ()) -> tuple[str, str, str]:
+def cuda_source(
+    program: tuple, in_dtypes, dtype: str, types: tuple = (), extra: tuple = ()
+) -> tuple[str, str, str]:
     """``(in_params, out_params, operation)`` of a ``cupy.ElementwiseKernel`` running
     ``program`` (see ``FusedElementwise``) on inputs of ``in_dtypes`` into an output of
     ``dtype``; the kernel broadcasts its inputs as CuPy does. Each instruction's arithmetic runs
@@ -195,7 +197,9 @@ def cuda_source(program: tuple, in_dtypes, dtype: str, types: tuple = ()) -> tup
     0-d float64 value the program recomputes (a bias correction) stays in double. A float16 /
     bfloat16 input or output is a ``uint16`` parameter (the caller passes ``raw_view``s): each
     such input is converted to float once, at the top, and the result rounded once, at the
-    store; the conversions are ``cuda_preamble``'s.
+    store; the conversions are ``cuda_preamble``'s. Each ``(instruction, input)`` of ``extra``
+    makes that input an out parameter after ``out`` (read, then written with the instruction's
+    result).
 
     >>> from ember.ops.elementwise import ADD, Relu
     >>> ins, outs, op = cuda_source(((ADD, (0, 1)), (Relu(), (2,))), ["float32"] * 2, "float32")
@@ -227,10 +231,19 @@ def cuda_source(program: tuple, in_dtypes, dtype: str, types: tuple = ()) -> tup
         ctype = CTYPES[d]
         expr = c_expression(op, names, functools.partial(_c_literal, ctype=ctype), d)
         lines.append(f"{ctype} t{j} = {expr};")
-    last = f"t{len(program) - 1}"
-    lines.append(f"out = ember_st_{HALF[dtype]}({last});" if dtype in HALF else f"out = {last};")
-    ins = ", ".join(f"{'uint16' if d in HALF else d} x{i}" for i, d in enumerate(names_in))
-    return ins, f"{'uint16' if dtype in HALF else dtype} out", "\n".join(lines)
+    stores = [("out", len(program) - 1)] + [(f"x{i}", j) for j, i in extra]
+    for name, j in stores:
+        lines.append(
+            f"{name} = ember_st_{HALF[dtype]}(t{j});" if dtype in HALF else f"{name} = t{j};"
+        )
+    written = {i for _, i in extra}
+
+    def param(name, d):
+        return f"{'uint16' if d in HALF else d} {name}"
+
+    ins = ", ".join(param(f"x{i}", d) for i, d in enumerate(names_in) if i not in written)
+    outs = [param("out", dtype)] + [param(f"x{i}", names_in[i]) for _, i in extra]
+    return ins, ", ".join(outs), "\n".join(lines)
 
 
 def cuda_preamble(in_dtypes, dtype: str, types: tuple = ()) -> str:
@@ -253,7 +266,14 @@ def cuda_preamble(in_dtypes, dtype: str, types: tuple = ()) -> str:
 
 
 def numba_source(
-    program: tuple, shape: tuple, dtype: str, in_dtypes, in_shapes, reuse: int = -1, types=()
+    program: tuple,
+    shape: tuple,
+    dtype: str,
+    in_dtypes,
+    in_shapes,
+    reuse: int = -1,
+    types=(),
+    extra: tuple = (),
 ):
     """The numba kernel's source for ``program`` over inputs of ``in_dtypes`` and
     ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
@@ -268,7 +288,11 @@ def numba_source(
 
     Each instruction runs in its dtype (``types``, see ``FusedElementwise``; ``dtype`` when
     empty), with constants of that dtype, at the outermost loop level where all its arguments
-    are known: a 0-d prologue (a bias correction) runs once, before the loops."""
+    are known: a 0-d prologue (a bias correction) runs once, before the loops.
+
+    Each ``(instruction, input)`` of ``extra`` (an input of the output's shape) is written
+    with the instruction's result after the element's reads: that input is a writeable
+    parameter."""
     if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype, *(d for d, _ in types))):
         return None
     n = len(in_dtypes)
@@ -315,8 +339,13 @@ def numba_source(
         level = max((levels[a] for a in args), default=0)
         levels.append(level)
         loads.setdefault(level, []).append(f"t{j} = {numba_expression(op, names, const(d), d)}")
-    body = [f"out[{', '.join(idx)}] = t{len(program) - 1}"]
-    sig_in = "".join(f"ro({_jit.NUMBA_TYPES[d]!r}, {depth}), " for d in in_dtypes)
+    at = ", ".join(idx)
+    body = [f"out[{at}] = t{len(program) - 1}"] + [f"x{i}[{at}] = t{j}" for j, i in extra]
+    written = {i for _, i in extra}
+    sig_in = "".join(
+        f"{'rw' if k in written else 'ro'}({_jit.NUMBA_TYPES[d]!r}, {depth}), "
+        for k, d in enumerate(in_dtypes)
+    )
     sig = f"types.void({sig_in}rw({_jit.NUMBA_TYPES[dtype]!r}, {depth}))"
     params = ", ".join([f"x{i}" for i in range(n)] + ["out"])
     lines = [_jit.HEADER]
@@ -339,18 +368,21 @@ def numba_source(
 # -- NumPy out= steps ---------------------------------------------------------------------------
 
 
-def numpy_steps(program: tuple, n_inputs: int, reuse: int, full=None) -> tuple:
+def numpy_steps(program: tuple, n_inputs: int, reuse: int, full=None, pinned=()) -> tuple:
     """Per instruction: ``(op, args, buffers free before it, whether it writes into a
     buffer)``. An op whose forward takes ``out`` writes into a free buffer (or a new one)
     when its result has the output's shape and dtype (``full[j]``; all do when ``full`` is
     None; the others, 0-d values the program recomputes, get a new array); a buffer is an
     intermediate so written (or the reusable input ``reuse``, as -1) whose last reader is
-    this instruction."""
+    this instruction. The results of the ``pinned`` instructions are never freed (they are
+    read after the program: ``FusedElementwise.extra``)."""
     owned = set()
     last = {}
     for j, (_, args) in enumerate(program):
         for a in args:
             last[a] = j
+    for j in pinned:
+        last[n_inputs + j] = len(program)
     steps = []
     for j, (op, args) in enumerate(program):
         frees = [a for a in set(args) if last.get(a) == j and a in owned]
