@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from .test_corpus import corpus
+from ._runner import corpus
 
 EXACT = corpus.Mode("exact")
 TRAJ = corpus.Mode("trajectory", rtol=0.5, atol=0.05)

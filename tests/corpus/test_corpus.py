@@ -5,17 +5,11 @@ docs/pytorch_programs.md; ``python tools/corpus.py`` prints the summary."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
-import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("corpus", ROOT / "tools" / "corpus.py")
-corpus = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("corpus", corpus)
-_spec.loader.exec_module(corpus)
+from ._runner import corpus
 
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
