@@ -3,6 +3,7 @@ that nothing passes vacuously (no output, a crash, a missing line)."""
 
 from __future__ import annotations
 
+import doctest
 import textwrap
 
 import pytest
@@ -96,3 +97,7 @@ def test_a_crash_is_not_a_run(tmp_path):
     outcome = corpus.check(p, "start\n")
     assert not outcome.ran and not outcome.same
     assert outcome.why == "KeyError: 'boom'"
+
+
+def test_runner_docstring_examples():
+    assert doctest.testmod(corpus).failed == 0
