@@ -36,7 +36,8 @@ Output folder (``Trainer(..., out_dir=...)``)::
 
 The training-state checkpoint holds no pickle: it is an ``ember.save`` file (safetensors
 tensors plus a JSON skeleton) with ``format='ember.train'``, ``version``, ``model``,
-``optimizer``, ``scheduler`` (state dicts), ``epoch`` (epochs completed), ``step`` (batches done
+``optimizer``, ``scheduler``, ``scaler`` (state dicts; ``scaler`` is the ``GradScaler``'s, or
+None without float16 ``amp``), ``epoch`` (epochs completed), ``step`` (batches done
 in the next epoch; 0 at an epoch end), ``global_step``, ``history``, ``rng`` (ember's default
 generator, Python's ``random``, NumPy's legacy global state, and any explicit ``ember.Generator``
 of the training loader or its sampler), ``epoch_rng`` (the same at the start of the part-done

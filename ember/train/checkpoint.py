@@ -52,6 +52,7 @@ class TrainerCheckpoint:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": sched,
+            "scaler": self.scaler.state_dict() if self.scaler is not None else None,
             "epoch": self.epoch,
             "step": self.step_in_epoch if mid else 0,
             "global_step": self.global_step,
@@ -123,6 +124,7 @@ class TrainerCheckpoint:
                 if isinstance(getattr(self.scheduler, k, None), Counter) and isinstance(v, dict):
                     sched[k] = Counter(v)
             self.scheduler.load_state_dict(sched)
+        self._load_scaler(state)
         self.epoch = int(state["epoch"])
         self.global_step = int(state["global_step"])
         self.history = {k: [float(x) for x in v] for k, v in state["history"].items()}
@@ -144,6 +146,28 @@ class TrainerCheckpoint:
             self.step_in_epoch = 0
         if not self.config:
             self.config = dict(state.get("config") or {})
+
+    def _load_scaler(self, state: dict) -> None:
+        """The GradScaler's scale and growth tracker, so the scale sequence goes on as if the
+        run had not stopped. A checkpoint without them (written before ember saved them, or by
+        a run without float16 ``amp``) resumes with a fresh scaler and a note saying so."""
+        saved = state.get("scaler")
+        if saved is not None and self.scaler is None:
+            raise EmberError(
+                "Trainer.resume: the checkpoint has a GradScaler's state (a run with amp "
+                "float16) but this trainer has no scaler; resume with amp='float16'"
+            )
+        if self.scaler is None:
+            return
+        if saved is None:
+            self._warn(
+                "Trainer.resume: the checkpoint has no GradScaler state (written by an older "
+                "ember or by a run without float16 amp); the loss scale starts afresh at "
+                f"{self.scaler.get_scale():g}",
+                UserWarning,
+            )
+            return
+        _load_part("scaler", self.scaler, saved, state)
 
     def resume(self, path: str | os.PathLike) -> Trainer:
         """Restore everything from a ``save_checkpoint`` file (``last.safetensors``); the next

@@ -73,6 +73,7 @@ def make_trainer(
     compile=False,
     init_seed=0,
     gen_seed=None,
+    amp=False,
     **loader_kw,
 ) -> Trainer:
     ember.manual_seed(init_seed)
@@ -100,6 +101,7 @@ def make_trainer(
         callbacks=callbacks,
         verbose=0,
         compile=compile,
+        amp=amp,
     )
 
 
