@@ -41,6 +41,13 @@ def test_ddp_equals_one_rank_on_the_combined_batch():
     assert out.count("DDP == 1-rank training") == 2, out
 
 
+def test_zero_redundancy_optimizer_equals_adam_with_sharded_state():
+    code, out, err, _ = launch("zero.py")
+    assert code == 0, err[-3000:]
+    assert out.count("ZeRO == Adam + DDP == 1-rank Adam") == 2, out
+    assert "rank 0: state 1176 of 2360 bytes" in out and "rank 1: state 1184 of 2360" in out, out
+
+
 def test_uncaught_exception_ends_the_job_and_names_the_rank():
     code, _, err, seconds = launch("faults.py", "raise", timeout=30)
     assert code != 0
