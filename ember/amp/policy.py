@@ -54,18 +54,20 @@ _CPU = {
 
 # PyTorch 2.13's CUDA lists. softmax, log_softmax, sum, cumsum and prod run in float32 unless
 # the call gives dtype= (PyTorch's fp32_set_opt_dtype); binary_cross_entropy is refused there.
+# NATIVE here: PyTorch's kernels, unlisted, that ember builds from float32-listed ops (mean
+# and var from sum, elu and mish from exp, instance_norm from mean and rsqrt...): they run in
+# their inputs' dtype, as PyTorch's. inner is tensordot in PyTorch, so it promotes.
 _CUDA = {
     LOWER: "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d prelu addmm "
     "addmv addr matmul einsum mm mv linalg_vecdot linear addbmm baddbmm bmm multi_dot "
-    "lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell scaled_dot_product_attention "
-    "tensordot inner",
+    "lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell scaled_dot_product_attention",
     FLOAT32: _LOSSES + " acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal "
     "rsqrt sinh tan pow softplus layer_norm group_norm norm cosine_similarity cdist pdist "
     "renorm logsumexp softmax log_softmax sum cumsum prod cumprod linalg_vector_norm "
-    "linalg_matrix_norm",
+    "linalg_matrix_norm __rtruediv__",
     PROMOTE: "addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add "
-    "stack cat index_copy",
-    NATIVE: "outer kron",
+    "stack cat index_copy tensordot inner",
+    NATIVE: "outer kron mean var std elu selu celu gelu mish log_sigmoid instance_norm",
 }
 
 

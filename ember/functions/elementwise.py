@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .._errors import DTypeError, EmberError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
+from ..amp.autocast_mode import rule as _autocast_rule
 from ..ops import elementwise as E
 from ..ops.base import apply
 from ._promote import as_tensor_arg, binary, scalar_tensor, to_float
@@ -507,7 +508,7 @@ TENSOR_METHODS = {
     "__mul__": mul,
     "__rmul__": mul,
     "__truediv__": div,
-    "__rtruediv__": _reflected(div),
+    "__rtruediv__": _autocast_rule("__rtruediv__")(_reflected(div)),
     "__floordiv__": floor_divide,
     "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder,

@@ -78,6 +78,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _inplace(input, named(out, "LeakyReluBackward0"), inplace)
 
 
+@_autocast_rule("elu")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1).
 
@@ -90,6 +91,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _inplace(input, named(out, "EluBackward0"), inplace)
 
 
+@_autocast_rule("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Scaled ELU with the self-normalizing constants.
 
@@ -102,6 +104,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, named(elu(input, alpha) * scale, "EluBackward0"), inplace)
 
 
+@_autocast_rule("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
 
@@ -114,6 +117,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _inplace(input, named(out, "CeluBackward0"), inplace)
 
 
+@_autocast_rule("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact with erf, or the tanh approximation).
 
@@ -141,6 +145,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, named(input * _sigmoid(input), "SiluBackward0"), inplace)
 
 
+@_autocast_rule("mish")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x)).
 
@@ -174,6 +179,7 @@ def tanh(input: Tensor) -> Tensor:
     return _tanh(input)
 
 
+@_autocast_rule("log_sigmoid")
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
 

@@ -156,6 +156,7 @@ def group_norm(
     return named(_affine(out, weight, bias, _channel_shape(input)), "NativeGroupNormBackward0")
 
 
+@_autocast_rule("instance_norm")
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,
