@@ -19,6 +19,8 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     autograd,
     data,
     dtypes,
+    func,  # noqa: E402  (ember.func: function transforms, as torch.func)
+    jit,  # noqa: E402  (ember.jit: torch.jit's entry points on ember.compile)
     linalg,  # noqa: E402  (ember.linalg, as torch.linalg)
     nn,
     optim,

@@ -56,10 +56,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # graphs (trace, IR, passes, executor, compile), their pictures, checkpoint files (graph
     # files hold weights as safetensors); static/ is to know no module or optimizer class
     ("static", ("ember.static", "ember.viz", "ember.serialization")),
-    # modules, optimizers, data loading, torch.utils-style helpers, collectives (ember.distributed)
+    # modules, optimizers, data loading, torch.utils-style helpers, collectives (ember.distributed),
+    # function transforms (ember.func), torch.jit's face (ember.jit)
     (
         "library",
-        ("ember.nn", "ember.optim", "ember.data", "ember.utils", "ember.amp", "ember.distributed"),
+        (
+            "ember.nn",
+            "ember.optim",
+            "ember.data",
+            "ember.utils",
+            "ember.amp",
+            "ember.distributed",
+            "ember.func",  # torch.func: transforms on autograd; functional_call on modules
+            "ember.jit",  # torch.jit's entry points mapped onto ember.compile and graph files
+        ),
     ),
     # the public surface (the package root, "ember" itself) and what is built on all of it
     (
