@@ -25,6 +25,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     nn,
     optim,
     random,
+    return_types,  # noqa: E402  (torch.return_types: max, sort, ... result tuples)
     sparse,  # noqa: E402  (ember.sparse: sparse COO tensors, as torch.sparse)
     static,  # noqa: E402  (ember.static: graphs, Session)
     utils,
@@ -104,8 +105,9 @@ from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
+from .linalg import _torch_slogdet as slogdet
 from .linalg import _torch_svd as svd
-from .linalg import cholesky, det, logdet, matrix_power, slogdet
+from .linalg import cholesky, det, logdet, matrix_power
 from .linalg import inv as inverse
 from .random import (
     Generator,

@@ -10,19 +10,14 @@ powers and products. Gradients come from the primitives in ``ember/ops/dense.py`
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from . import dtypes as _dt
+from . import return_types as RT
 from ._config import no_grad
 from ._errors import DTypeError, ShapeError
 from ._tensor import Tensor
 from .amp.autocast_mode import rule as _autocast_rule
 from .ops import dense as D
 from .ops.base import apply
-
-slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
-eigh_result = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
-svd_result = namedtuple("svd", ["U", "S", "Vh"])
 
 
 def _square(a: Tensor, name: str) -> None:
@@ -148,7 +143,9 @@ def slogdet(a: Tensor):
 
     >>> import ember
     >>> ember.linalg.slogdet(ember.tensor([[0.0, 2.0], [1.0, 0.0]]))
-    slogdet(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    ember.return_types.linalg_slogdet(
+    sign=tensor(-1.),
+    logabsdet=tensor(0.6931))
     """
     from .backend import xp_of
 
@@ -157,7 +154,7 @@ def slogdet(a: Tensor):
         xp = xp_of(a._data)
         sign = xp.linalg.slogdet(D._work(a.detach()._data))[0]
         sign_t = Tensor._make(xp.asarray(sign).astype(a._data.dtype))
-    return slogdet_result(sign_t, apply(D.LogAbsDet(), a))
+    return RT.linalg_slogdet(sign_t, apply(D.LogAbsDet(), a))
 
 
 def det(a: Tensor) -> Tensor:
@@ -242,7 +239,7 @@ def eigh(a: Tensor, UPLO: str = "L"):  # noqa: N803
     """
     _square(a, "eigh")
     sym = _triangle(a, UPLO, "eigh")
-    return eigh_result(apply(D.EighValues(), sym), apply(D.EighVectors(), sym))
+    return RT.linalg_eigh(apply(D.EighValues(), sym), apply(D.EighVectors(), sym))
 
 
 def eigvalsh(a: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
@@ -289,7 +286,7 @@ def svd(a: Tensor, full_matrices: bool = True):
     if a.ndim < 2:
         raise ShapeError(f"linalg.svd: expected a matrix, got shape {tuple(a.shape)}")
     x = _float(a)
-    return svd_result(apply(D.SvdU(), x), svdvals(x), apply(D.SvdVh(), x))
+    return RT.linalg_svd(apply(D.SvdU(), x), svdvals(x), apply(D.SvdVh(), x))
 
 
 def matrix_rank(a: Tensor, tol: float | None = None, hermitian: bool = False) -> Tensor:
@@ -386,6 +383,16 @@ def diagonal(a: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _diagonal(a, offset, dim1, dim2)
 
 
+def _torch_slogdet(input: Tensor):
+    """``torch.slogdet``: ``linalg.slogdet`` as the older ``return_types.slogdet``.
+
+    >>> import ember
+    >>> ember.slogdet(ember.eye(2)).logabsdet
+    tensor(0.)
+    """
+    return RT.slogdet(*slogdet(input))
+
+
 def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd``: ``(U, S, V)`` (V, not Vh); gradients through S only (see ``svd``).
 
@@ -394,8 +401,7 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     tensor([1., 1.])
     """
     u, s, vh = svd(input)
-    result = namedtuple("svd", ["U", "S", "V"])
-    return result(u, s, _mT(vh))
+    return RT.svd(u, s, _mT(vh))
 
 
 __all__ = [

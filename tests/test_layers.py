@@ -26,7 +26,10 @@ ROOT_PACKAGE = "ember"  # ember/__init__.py alone: a prefix for no other module
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # thread-local modes, the error classes, shape helpers, the cache registry: they import
     # nothing of ember's but each other
-    ("base", ("ember._errors", "ember._config", "ember._shape", "ember._caches")),
+    (
+        "base",
+        ("ember._errors", "ember._config", "ember._shape", "ember._caches", "ember.return_types"),
+    ),
     # Device, NumPy / CuPy, device kernels: the only modules that import an array library
     ("backend", ("ember.backend",)),
     # dtypes, the generator, Tensor (storage + autograd state), Node, repr, legacy type names,

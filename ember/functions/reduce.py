@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 
 from .. import dtypes as _dt
+from .. import return_types as RT
 from .._errors import DTypeError, EmberError
 from .._node import named
 from .._shape import wrap_dim
@@ -29,10 +29,6 @@ from ..ops.movement import reshape as _reshape
 from ._promote import to_float
 
 _SUM_ALL = R.Sum(None, False)
-
-# What max/min with a dim return, like torch.return_types.max: (values, indices).
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
 
 
 def normalize_dims(dim, ndim: int, op: str) -> tuple | None:
@@ -185,7 +181,7 @@ def _extreme(input: Tensor, dim, keepdim: bool, is_min: bool, op: str):
     d = wrap_dim(dim, input.ndim, op)
     values = apply(R.SelectArg(d, keepdim, is_min), input)
     indices = apply(R.ArgReduce(d, keepdim, is_min), input)
-    return (min_result if is_min else max_result)(values, indices)
+    return (RT.min if is_min else RT.max)(values, indices)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False):
@@ -200,7 +196,9 @@ def max(input: Tensor, dim=None, keepdim: bool = False):
     >>> ember.max(x)
     tensor(7.)
     >>> x.max(dim=1)
-    max(values=tensor([5., 7.]), indices=tensor([1, 0]))
+    ember.return_types.max(
+    values=tensor([5., 7.]),
+    indices=tensor([1, 0]))
     """
     return _extreme(input, dim, keepdim, False, "max")
 

@@ -5,26 +5,25 @@ flows back to where each value came from.
 
 >>> import ember
 >>> ember.tensor([3.0, 1.0, 2.0]).sort()
-sort(values=tensor([1., 2., 3.]), indices=tensor([1, 2, 0]))
+ember.return_types.sort(
+values=tensor([1., 2., 3.]),
+indices=tensor([1, 2, 0]))
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types as RT
 from .._shape import wrap_dim
 from .._tensor import Tensor
 from ..amp.autocast_mode import rule as _autocast_rule
 from ..ops.base import Op, Spec, apply
 from ..ops.softmax import LogSoftmax, Softmax
 from ._promote import to_float
-
-sort_result = namedtuple("sort", ["values", "indices"])
-topk_result = namedtuple("topk", ["values", "indices"])
 
 
 @_autocast_rule("softmax")
@@ -93,9 +92,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     tensor([[1, 0]])
     """
     if input.ndim == 0:
-        return sort_result(input, argsort(input))
+        return RT.sort(input, argsort(input))
     idx = argsort(input, dim, descending)
-    return sort_result(input.gather(dim, idx), idx)
+    return RT.sort(input.gather(dim, idx), idx)
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
@@ -103,7 +102,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
     >>> import ember
     >>> ember.tensor([1.0, 5.0, 3.0]).topk(2)
-    topk(values=tensor([5., 3.]), indices=tensor([1, 2]))
+    ember.return_types.topk(
+    values=tensor([5., 3.]),
+    indices=tensor([1, 2]))
     """
     d = wrap_dim(dim, input.ndim, "topk")
     size = input.shape[d] if input.ndim else 1
@@ -112,7 +113,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
         raise EmberIndexError(f"topk: k ({k}) is out of range for dimension {d} of size {size}")
     idx = argsort(input, d, descending=largest).narrow(d, 0, k)
-    return topk_result(input.gather(d, idx), idx)
+    return RT.topk(input.gather(d, idx), idx)
 
 
 def msort(input: Tensor) -> Tensor:

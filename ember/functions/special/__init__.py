@@ -40,23 +40,18 @@ from .pointwise import (
     sinc,
     xlogy,
 )
-from .scans import cummax, cummax_result, cummin, cummin_result, logcumsumexp
+from .scans import cummax, cummin, logcumsumexp
 from .statistics import (
     aminmax,
-    aminmax_result,
     kthvalue,
-    kthvalue_result,
     median,
-    median_result,
     mode,
-    mode_result,
     nanmean,
     nanmedian,
     nanquantile,
     nansum,
     quantile,
     std_mean,
-    values_indices,
     var_mean,
 )
 from .transcendental import digamma, erfinv, i0, lgamma

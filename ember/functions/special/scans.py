@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from ... import return_types as RT
 from ..._config import no_grad
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
@@ -13,10 +12,6 @@ from .. import creation as C
 from ._arguments import _float, _where
 
 __all__ = ["cummax", "cummin", "logcumsumexp"]
-
-
-cummax_result = namedtuple("cummax", ["values", "indices"])
-cummin_result = namedtuple("cummin", ["values", "indices"])
 
 
 def _cum_extreme(input: Tensor, dim: int, is_min: bool, name: str):
@@ -38,7 +33,7 @@ def cummax(input: Tensor, dim: int):
     >>> ember.cummax(ember.tensor([1.0, 3.0, 2.0]), 0).values
     tensor([1., 3., 3.])
     """
-    return cummax_result(*_cum_extreme(input, dim, False, "cummax"))
+    return RT.cummax(*_cum_extreme(input, dim, False, "cummax"))
 
 
 def cummin(input: Tensor, dim: int):
@@ -48,7 +43,7 @@ def cummin(input: Tensor, dim: int):
     >>> ember.cummin(ember.tensor([3.0, 1.0, 2.0]), 0).indices
     tensor([0, 1, 1])
     """
-    return cummin_result(*_cum_extreme(input, dim, True, "cummin"))
+    return RT.cummin(*_cum_extreme(input, dim, True, "cummin"))
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:

@@ -6,9 +6,8 @@ Order statistics send their gradient to the selected element, as PyTorch does.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ... import dtypes as _dt
+from ... import return_types as RT
 from ..._errors import DTypeError, ShapeError
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
@@ -30,13 +29,6 @@ __all__ = [
     "var_mean",
     "aminmax",
 ]
-
-
-values_indices = namedtuple("values_indices", ["values", "indices"])
-median_result = namedtuple("median", ["values", "indices"])
-mode_result = namedtuple("mode", ["values", "indices"])
-kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
-aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -117,7 +109,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     values = _select(s, k, d, keepdim or False)
     if dim is None:
         return values.reshape(())
-    return median_result(values, _select(idx, k, d, keepdim))
+    return RT.median(values, _select(idx, k, d, keepdim))
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
@@ -137,7 +129,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     values = _select(s, k, d, keepdim)
     if dim is None:
         return values.reshape(())
-    return median_result(values, _select(idx, k, d, keepdim))
+    return RT.nanmedian(values, _select(idx, k, d, keepdim))
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
@@ -145,7 +137,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
 
     >>> import ember
     >>> ember.kthvalue(ember.tensor([3.0, 1.0, 2.0]), 2)
-    kthvalue(values=tensor(2.), indices=tensor(2))
+    ember.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(2))
     """
     x, s, idx, d = _order(input, dim, "kthvalue")
     if not 1 <= k <= x.shape[d]:
@@ -154,7 +148,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
             f"{tuple(input.shape)}"
         )
     pos = _position(x, d, k - 1)
-    return kthvalue_result(_select(s, pos, d, keepdim), _select(idx, pos, d, keepdim))
+    return RT.kthvalue(_select(s, pos, d, keepdim), _select(idx, pos, d, keepdim))
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
@@ -162,7 +156,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
     >>> import ember
     >>> ember.mode(ember.tensor([1, 2, 2, 3, 3]))
-    mode(values=tensor(2), indices=tensor(2))
+    ember.return_types.mode(
+    values=tensor(2),
+    indices=tensor(2))
     """
     d = wrap_dim(dim, max(input.ndim, 1), "mode")
     src = input if input.ndim else input.reshape(1)
@@ -170,7 +166,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     values = src.gather(d, pos)
     if not keepdim or input.ndim == 0:
         values, pos = values.squeeze(d), pos.squeeze(d)
-    return mode_result(values, pos)
+    return RT.mode(values, pos)
 
 
 def quantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *,
@@ -283,11 +279,13 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
 
     >>> import ember
     >>> ember.aminmax(ember.tensor([2, 7, 1]))
-    aminmax(min=tensor(1), max=tensor(7))
+    ember.return_types.aminmax(
+    min=tensor(1),
+    max=tensor(7))
     """
     if dim is None:
         lo, hi = input.amin(), input.amax()
         if keepdim:
             lo, hi = lo.reshape(*([1] * input.ndim)), hi.reshape(*([1] * input.ndim))
-        return aminmax_result(lo, hi)
-    return aminmax_result(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+        return RT.aminmax(lo, hi)
+    return RT.aminmax(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
