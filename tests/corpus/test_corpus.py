@@ -14,7 +14,6 @@ from ._runner import corpus
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
 XFAIL = {
-    "reductions_math": "gap: repr of torch.return_types (max, sort, topk) namedtuples",
     "tensor_creation": "gap: torch.logspace",
     "inplace_ops": "gap: Tensor.t_()",
     "optimizers": "gap: Adam's state['step'] is float64 (PyTorch: float32)",
