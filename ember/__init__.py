@@ -18,6 +18,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     amp,  # noqa: E402  (mixed precision: ember.amp, ember.autocast)
     autograd,
     data,
+    distributions,  # noqa: E402  (ember.distributions, as torch.distributions)
     dtypes,
     func,  # noqa: E402  (ember.func: function transforms, as torch.func)
     jit,  # noqa: E402  (ember.jit: torch.jit's entry points on ember.compile)

@@ -70,6 +70,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ember.utils",
             "ember.amp",
             "ember.distributed",
+            "ember.distributions",
             "ember.func",  # torch.func: transforms on autograd; functional_call on modules
             "ember.jit",  # torch.jit's entry points mapped onto ember.compile and graph files
         ),

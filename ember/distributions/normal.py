@@ -1,0 +1,91 @@
+"""``Normal(loc, scale)``: the Gaussian, reparametrized as ``loc + scale * eps``.
+
+>>> import ember
+>>> from ember.distributions import Normal
+>>> d = Normal(0.0, 1.0)
+>>> d
+Normal(loc: 0.0, scale: 1.0)
+>>> d.log_prob(ember.tensor(0.0))
+tensor(-0.9189)
+>>> d.cdf(ember.tensor(0.0))
+tensor(0.5000)
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+from .._tensor import Size, Tensor
+from ..functions.math import erf
+from ..functions.special import erfinv
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, standard_normal
+
+__all__ = ["Normal"]
+
+
+class Normal(Distribution):
+    """The normal distribution with mean ``loc`` and standard deviation ``scale``.
+
+    >>> import ember
+    >>> loc = ember.tensor([0.0, 1.0], requires_grad=True)
+    >>> Normal(loc, 1.0).rsample().sum().backward()
+    >>> loc.grad
+    tensor([1., 1.])
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalar = isinstance(loc, Number) and isinstance(scale, Number)
+        super().__init__(Size() if scalar else self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        """This distribution with its parameters expanded to ``batch_shape``."""
+        return self._expand_params(Normal, batch_shape, ("loc", "scale"), _instance)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.stddev.pow(2)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        eps = standard_normal(self._extended_shape(sample_shape), self.loc)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale**2
+        return (
+            -((value - self.loc) ** 2) / (2 * var)
+            - self.scale.log()
+            - math.log(math.sqrt(2 * math.pi))
+        )
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self) -> Tensor:
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
