@@ -19,7 +19,6 @@ from ember.static.executor import Plan
 from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise, fusable
 from ember.static.passes.fused_renderers import cuda_preamble, cuda_source
-from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON
 
 BF16, F16 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16)
 F32, F64, B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(bool)
@@ -198,19 +197,6 @@ def test_16_bit_numpy_steps_use_a_reused_input(d):
 
 
 # -- the GPU path: real CuPy on a GPU, else the fake CuPy (g++-compiled ElementwiseKernel) --------
-
-
-@pytest.fixture
-def gpu(request):
-    """CuPy on a GPU when there is one, else the fake CuPy with its emulated kernels (these
-    tests carry the ``fake_kernels`` mark)."""
-    if CUDA:
-        import cupy
-
-        return cupy
-    if not FAKE_CUDA:
-        pytest.skip(NO_CUDA_REASON)
-    return request.getfixturevalue("fake_cuda")
 
 
 def _fused_op(d):

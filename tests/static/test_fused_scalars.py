@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 import ember
-import ember.nn as nn
-import ember.nn.functional as F
 from ember import dtypes
 from ember.backend import jit as _jit
 from ember.ops import elementwise as ew
@@ -24,19 +22,11 @@ from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, numba_source
 from ember.static.trace import ArrayRef
-from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON
+from tests.static._steps import batches, mlp_pair, train_step
 from tests.static.test_passes import Bump
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 SHAPE = (8, 5)
-JITS = ["off"] + (["sync"] if _jit.available() else [])
-
-
-@pytest.fixture(params=JITS)
-def jit(request):
-    prev = _jit.set_mode(request.param)
-    yield request.param
-    _jit.set_mode(prev)
 
 
 def _bias_corrected(g, with_bump=False):
@@ -133,33 +123,6 @@ def test_the_0d_prologue_runs_before_the_loops_in_double():
 # -- compiled Adam steps -------------------------------------------------------------------------
 
 
-def _mlp_pair(device="cpu"):
-    ember.manual_seed(0)
-    a = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
-    b = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
-    b.load_state_dict(a.state_dict())
-    return a, b
-
-
-def _step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
-
-
-def _data(device="cpu", n=5):
-    rng = np.random.default_rng(1)
-    return [
-        tuple(
-            ember.tensor(rng.standard_normal(s).astype(np.float32), device=device)
-            for s in ((6, 12), (6, 3))
-        )
-        for _ in range(n)
-    ]
-
-
 ADAMS = [
     ("Adam", dict(lr=0.01)),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1, amsgrad=True)),
@@ -169,12 +132,12 @@ ADAMS = [
 
 @pytest.mark.parametrize("name,kwargs", ADAMS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ADAMS)])
 def test_a_compiled_adam_step_keeps_no_0d_prologue_and_equals_eager(name, kwargs, jit):
-    m1, m2 = _mlp_pair()
+    m1, m2 = mlp_pair()
     o1 = getattr(ember.optim, name)(m1.parameters(), **kwargs)
     o2 = getattr(ember.optim, name)(m2.parameters(), **kwargs)
-    step = ember.compile(_step)
-    for x, y in _data():
-        want = _step(m1, o1, x, y)
+    step = ember.compile(train_step)
+    for x, y in batches():
+        want = train_step(m1, o1, x, y)
         got = step(m2, o2, x, y)
         passes.wait_for_kernels()
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
@@ -192,16 +155,16 @@ def test_a_compiled_adam_step_keeps_no_0d_prologue_and_equals_eager(name, kwargs
 
 def test_a_compiled_adam_step_equals_the_unfused_graph_and_torch(jit):
     torch = pytest.importorskip("torch")
-    m1, m2 = _mlp_pair()
+    m1, m2 = mlp_pair()
     opt = ember.optim.Adam(m1.parameters(), lr=0.01)
     o2 = ember.optim.Adam(m2.parameters(), lr=0.01)
-    fused, plain = ember.compile(_step), ember.compile(_step, optimize=False)
+    fused, plain = ember.compile(train_step), ember.compile(train_step, optimize=False)
     tm = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
     with torch.no_grad():
         for p, (_, v) in zip(tm.parameters(), m1.state_dict().items()):
             p.copy_(torch.from_numpy(v.numpy().copy()))
     topt = torch.optim.Adam(tm.parameters(), lr=0.01)
-    for x, y in _data(n=6):
+    for x, y in batches(n=6):
         a = fused(m1, opt, x, y)
         b = plain(m2, o2, x, y)
         passes.wait_for_kernels()
@@ -218,27 +181,17 @@ def test_a_compiled_adam_step_equals_the_unfused_graph_and_torch(jit):
         np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
 
 
-@pytest.fixture
-def gpu(request):
-    """CuPy on a GPU when there is one, else the fake CuPy with its g++ kernels."""
-    if CUDA:
-        return None
-    if not FAKE_CUDA:
-        pytest.skip(NO_CUDA_REASON)
-    return request.getfixturevalue("fake_cuda")
-
-
 @pytest.mark.gpu
 @pytest.mark.fake_kernels
 def test_a_compiled_adam_step_on_cuda_runs_the_fused_prologue_kernels(gpu):
-    m1, m2 = _mlp_pair()
+    m1, m2 = mlp_pair()
     m2.to("cuda")
     o1 = ember.optim.Adam(m1.parameters(), lr=0.01)
     o2 = ember.optim.Adam(m2.parameters(), lr=0.01)
-    step = ember.compile(_step)
+    step = ember.compile(train_step)
     fuse._CUPY_KERNELS.clear()
-    for x, y in _data(n=3):
-        want = _step(m1, o1, x, y)
+    for x, y in batches(n=3):
+        want = train_step(m1, o1, x, y)
         got = step(m2, o2, x.to("cuda"), y.to("cuda"))
         np.testing.assert_allclose(got.cpu().numpy(), want.detach().numpy(), rtol=1e-5)
         for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):

@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 import ember
-import ember.nn as nn
-import ember.nn.functional as F
 from ember.backend import jit as _jit
 from ember.ops import elementwise as ew
 from ember.static import Graph, passes
@@ -21,20 +19,12 @@ from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, numba_source
 from ember.static.trace import ArrayRef
-from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON
+from tests.static._steps import batches, mlp_pair, train_step
 from tests.static.test_passes import Bump
 
 F32 = np.dtype(np.float32)
 SHAPE = (6, 4)
-JITS = ["off"] + (["sync"] if _jit.available() else [])
 WITHOUT = [p for p in passes.PIPELINE if p is not passes.merge_state_updates]
-
-
-@pytest.fixture(params=JITS)
-def jit(request):
-    prev = _jit.set_mode(request.param)
-    yield request.param
-    _jit.set_mode(prev)
 
 
 # -- graphs: m' = m * b + g stored into m, p' = p - m' stored into p ------------------------------
@@ -168,43 +158,16 @@ OPTIMIZERS = [
 SEPARATE = {"Adadelta"}
 
 
-def _pair(device="cpu"):
-    ember.manual_seed(0)
-    a = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
-    b = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
-    b.load_state_dict(a.state_dict())
-    return a, b
-
-
-def _step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
-
-
-def _data(device="cpu", n=4):
-    rng = np.random.default_rng(1)
-    return [
-        tuple(
-            ember.tensor(rng.standard_normal(s).astype(np.float32), device=device)
-            for s in ((6, 12), (6, 3))
-        )
-        for _ in range(n)
-    ]
-
-
 @pytest.mark.parametrize(
     "name,kwargs", OPTIMIZERS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)]
 )
 def test_a_compiled_step_equals_eager_with_one_kernel_per_parameter(name, kwargs, jit):
-    m1, m2 = _pair()
+    m1, m2 = mlp_pair()
     o1 = getattr(ember.optim, name)(m1.parameters(), **kwargs)
     o2 = getattr(ember.optim, name)(m2.parameters(), **kwargs)
-    step = ember.compile(_step)
-    for x, y in _data():
-        want = _step(m1, o1, x, y)
+    step = ember.compile(train_step)
+    for x, y in batches():
+        want = train_step(m1, o1, x, y)
         got = step(m2, o2, x, y)
         passes.wait_for_kernels()
         np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
@@ -231,27 +194,17 @@ def test_a_compiled_step_equals_eager_with_one_kernel_per_parameter(name, kwargs
     )
 
 
-@pytest.fixture
-def gpu(request):
-    """CuPy on a GPU when there is one, else the fake CuPy with its g++ kernels."""
-    if CUDA:
-        return None
-    if not FAKE_CUDA:
-        pytest.skip(NO_CUDA_REASON)
-    return request.getfixturevalue("fake_cuda")
-
-
 @pytest.mark.gpu
 @pytest.mark.fake_kernels
 def test_a_compiled_adam_step_on_cuda_writes_the_moments_from_one_kernel(gpu):
-    m1, m2 = _pair()
+    m1, m2 = mlp_pair()
     m2.to("cuda")
     o1 = ember.optim.Adam(m1.parameters(), lr=0.01)
     o2 = ember.optim.Adam(m2.parameters(), lr=0.01)
-    step = ember.compile(_step)
+    step = ember.compile(train_step)
     fuse._CUPY_KERNELS.clear()
-    for x, y in _data(n=3):
-        want = _step(m1, o1, x, y)
+    for x, y in batches(n=3):
+        want = train_step(m1, o1, x, y)
         got = step(m2, o2, x.to("cuda"), y.to("cuda"))
         np.testing.assert_allclose(got.cpu().numpy(), want.detach().numpy(), rtol=1e-5)
         for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
