@@ -213,7 +213,7 @@ class Optimizer:
         count = state.get("step")
         if count is not None:
             count.add_(1)
-            hp = dict(hp, step=count)
+            hp = dict(hp, step=count.double())
         g = -grad if group.get("maximize") else grad
         self.update(p, g, state, group, hp)
         for k, v in list(state.items()):
@@ -390,14 +390,14 @@ def scalar_state(p: Tensor, value: float) -> Tensor:
 
 
 def step_count(value: float = 0.0) -> Tensor:
-    """The step count's state tensor: a float64 scalar on the CPU (PyTorch's is float32; float64
-    keeps the bias corrections as exact as Python numbers); ``ember.compile`` moves it to the
-    parameter's device.
+    """The step count's state tensor: a float32 scalar on the CPU, as PyTorch keeps it;
+    ``ember.compile`` moves it to the parameter's device. Rules read it as a float64 scalar
+    (``hp["step"]``), as PyTorch's bias corrections read it as a Python float.
 
     >>> step_count()
-    tensor(0., dtype=ember.float64)
+    tensor(0.)
     """
-    return Tensor._make(np.array(value, dtype=np.float64))
+    return Tensor._make(np.array(value, dtype=np.float32))
 
 
 def _numbers(group: dict, scalar) -> dict:

@@ -16,7 +16,6 @@ from ._runner import corpus
 XFAIL = {
     "tensor_creation": "gap: torch.logspace",
     "inplace_ops": "gap: Tensor.t_()",
-    "optimizers": "gap: Adam's state['step'] is float64 (PyTorch: float32)",
     "activations": "gap: F.relu_; grad_fn name PreluKernelBackward0 (ember: WhereBackward0)",
     "conv_layers": "gap: in-place LeakyReLU (also ELU, SiLU) under autograd: its backward "
     "refuses its own input, which it overwrote (DCGAN's nn.LeakyReLU(0.2, inplace=True))",
