@@ -2,6 +2,8 @@
 ``workers/``: mpiexec's start costs about a second), and the faults that must end a job."""
 
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -75,3 +77,13 @@ def test_non_zero_exit_ends_the_job():
     assert code == 3, err[-2000:]
     assert "rank 1: exited with status 3" in err, err[-2000:]
     assert seconds < 10, seconds
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGSEGV"])
+def test_rank_killed_by_a_signal_is_named_and_ends_the_job(sig):
+    code, _, err, seconds = launch("faults.py", sig, timeout=30)
+    number = int(getattr(signal, sig))
+    assert code == 128 + number, (code, err[-2000:])
+    line = rf"\n  rank 1 \(pid \d+\) was killed by signal {number} \({sig}\)\n?$"
+    assert re.search(line, err), err[-2000:]
+    assert seconds < 10, seconds  # rank 0 waits in an all_reduce: mpiexec must end it

@@ -3,9 +3,13 @@
 - ``raise``: rank 1 raises while rank 0 waits in an all_reduce;
 - ``stall``: rank 1 sleeps; rank 0's all_reduce times out (timeout=1.5 s) naming it;
 - ``mismatch``: with EMBER_DISTRIBUTED_DEBUG=1 the ranks all-reduce different shapes;
-- ``exit``: rank 1 calls sys.exit(3) while rank 0 waits in a barrier.
+- ``exit``: rank 1 calls sys.exit(3) while rank 0 waits in a barrier;
+- ``SIGKILL`` / ``SIGSEGV``: rank 1 sends itself that signal while rank 0 waits in an
+  all_reduce.
 """
 
+import os
+import signal
 import sys
 import time
 
@@ -30,3 +34,7 @@ elif fault == "exit":
     if R == 1:
         sys.exit(3)
     dist.barrier()
+elif fault in ("SIGKILL", "SIGSEGV"):
+    if R == 1:
+        os.kill(os.getpid(), getattr(signal, fault))
+    dist.all_reduce(ember.ones(4))
