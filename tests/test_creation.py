@@ -322,9 +322,27 @@ LINSPACE = [
     "0, 1, 4, requires_grad=True",
 ]
 
+LOGSPACE = [
+    "0, 2, steps=3",
+    "-2, 2, 9, base=2",
+    "0, 3, 4, dtype=T.int64",
+    "0.5, 3.7, 5, base=3, dtype=T.int32",
+    "1, 1, 1",
+    "-1.5, 1, 1",
+    "0, 1, 0",
+    "2, -3, 7, base=0.5, dtype=T.float64",
+    "-1, 2, 6, dtype=T.float16",
+    "-1, 2, 6, dtype=T.bfloat16",
+    "T.tensor(0.0), T.tensor(1.0), 4",
+    "0, 1, 3, requires_grad=True",
+]
+
 
 @pytest.mark.parametrize(
-    "expr", [f"T.arange({a})" for a in ARANGE] + [f"T.linspace({a})" for a in LINSPACE]
+    "expr",
+    [f"T.arange({a})" for a in ARANGE]
+    + [f"T.linspace({a})" for a in LINSPACE]
+    + [f"T.logspace({a})" for a in LOGSPACE],
 )
 def test_ranges_match_torch_bit_for_bit(expr):
     _same(*_both(expr))
@@ -342,9 +360,26 @@ def test_linspace_random_ranges_match_torch(dtype):
         )
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32"])
+def test_logspace_random_ranges_match_torch(dtype):
+    rng = np.random.default_rng(9)
+    for _ in range(60):
+        a, b = (float(v) for v in rng.uniform(-6, 6, 2))
+        n, base = int(rng.integers(0, 100)), float(rng.choice([10.0, 2.0, 3.5, 0.5]))
+        _same(
+            torch.logspace(a, b, n, base, dtype=getattr(torch, dtype)),
+            ember.logspace(a, b, n, base, dtype=getattr(ember, dtype)),
+        )
+
+
 @pytest.mark.parametrize(
     "expr, err, match",
     [
+        (
+            "T.logspace(0, 1, -2)",
+            ember.EmberError,
+            "logspace: number of steps must be non-negative",
+        ),
         ("T.zeros(-1)", ember.ShapeError, r"zeros: negative dimension -1 in size \(-1,\)"),
         ("T.ones(2.5)", ember.ShapeError, "ones: size must be a tuple of ints, got float 2.5"),
         ("T.empty((2, '3'))", ember.ShapeError, "empty: size must be a tuple of ints, got str"),

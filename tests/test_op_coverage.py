@@ -45,6 +45,7 @@ EXEMPT = {
             "full",
             "full_like",
             "linspace",
+            "logspace",
             "ones",
             "ones_like",
             "scalar_tensor",

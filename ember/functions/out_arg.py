@@ -64,7 +64,7 @@ _EXACT = """
     index_copy tril triu diag cross histc nonzero searchsorted bucketize multinomial
 """
 _DTYPE = "sum prod cumsum cumprod nansum nanmean"
-_CREATION = "zeros ones empty full arange linspace eye rand randn randint randperm normal"
+_CREATION = "zeros ones empty full arange linspace logspace eye rand randn randint randperm normal"
 
 OUT: dict[str, str] = {
     **dict.fromkeys(_CAST.split(), "cast"),

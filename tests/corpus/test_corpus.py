@@ -14,7 +14,6 @@ from ._runner import corpus
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
 XFAIL = {
-    "tensor_creation": "gap: torch.logspace",
     "inplace_ops": "gap: Tensor.t_()",
     "activations": "gap: F.relu_; grad_fn name PreluKernelBackward0 (ember: WhereBackward0)",
     "conv_layers": "gap: in-place LeakyReLU (also ELU, SiLU) under autograd: its backward "

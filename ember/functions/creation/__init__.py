@@ -27,7 +27,7 @@ from .random_tensors import (
     randn_like,
     randperm,
 )
-from .ranges import arange, eye, linspace
+from .ranges import arange, eye, linspace, logspace
 
 __all__ = [
     "tensor",
@@ -44,6 +44,7 @@ __all__ = [
     "full_like",
     "arange",
     "linspace",
+    "logspace",
     "eye",
     "rand",
     "randn",

@@ -17,7 +17,7 @@ from ..._errors import DTypeError, EmberError, ShapeError
 from ..._tensor import Tensor
 from ._arguments import _dtype, _finish
 
-__all__ = ["arange", "linspace", "eye"]
+__all__ = ["arange", "linspace", "logspace", "eye"]
 
 
 def _two_prod_err(a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -172,6 +172,48 @@ def _linspace_values(start, end, steps: int, dt: _dt.DType) -> np.ndarray:
     up = (s + (step * k.astype(dt.np)).astype(dt.np)).astype(dt.np)
     down = (e - (step * (steps - k - 1).astype(dt.np)).astype(dt.np)).astype(dt.np)
     return np.where(lower, up, down)
+
+
+def logspace(
+    start,
+    end,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``base`` to the powers ``linspace(start, end, steps)`` (default float dtype).
+
+    >>> import ember
+    >>> ember.logspace(0, 2, steps=3)
+    tensor([  1.,  10., 100.])
+    """
+    start = start.item() if isinstance(start, (Tensor, np.generic)) else start
+    end = end.item() if isinstance(end, (Tensor, np.generic)) else end
+    steps = int(steps)
+    if steps < 0:
+        raise EmberError(f"logspace: number of steps must be non-negative, got {steps}")
+    dt = _dtype(dtype, _dt.get_default_dtype())
+    return _finish(_logspace_values(start, end, steps, float(base), dt), device, requires_grad)
+
+
+def _logspace_values(start, end, steps: int, base: float, dt: _dt.DType) -> np.ndarray:
+    """PyTorch's CPU logspace: ``start`` and ``end`` rounded to the dtype, the step and the
+    powers in float64 (the first half from ``start``, the second from ``end``), then cast (a
+    C++ cast: truncated for integers, through float32 for float16 / bfloat16)."""
+    if steps <= 1:
+        vals = np.power(base, np.full(steps, float(start)))
+    else:
+        s, e = np.array([start, end]).astype(dt.np)
+        step = float(np.subtract(e, s, dtype=dt.np)) / (steps - 1)
+        k = np.arange(steps)
+        vals = np.where(k < steps // 2, float(s) + step * k, float(e) - step * (steps - k - 1))
+        vals = np.power(base, vals)
+    if not dt.is_floating_point:
+        return np.trunc(vals).astype(dt.np)
+    return vals.astype(np.float32 if dt.itemsize < 4 else dt.np).astype(dt.np)
 
 
 def eye(
