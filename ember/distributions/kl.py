@@ -13,12 +13,10 @@ import math
 import warnings
 from functools import total_ordering
 
-from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..functions.creation import full_like
 from ..functions.elementwise import where
 from ..functions.math import erf
-from ..linalg import solve
 from ..nn._functional.activation import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
@@ -26,7 +24,7 @@ from .distribution import Distribution
 from .exponential import Exponential
 from .independent import Independent
 from .laplace import Laplace
-from .multivariate_normal import MultivariateNormal, batch_mahalanobis, half_log_det
+from .multivariate_normal import MultivariateNormal, batch_mahalanobis, half_log_det, solve_lower
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
@@ -185,9 +183,7 @@ def _kl_mvn_mvn(p, q):
         )
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     n = p.event_shape[0]
-    batch = broadcast_shapes("kl_divergence", tuple(lq.shape[:-2]), tuple(lp.shape[:-2]))
-    ratio = solve(lq.expand(batch + (n, n)), lp.expand(batch + (n, n)))
-    term2 = ratio.pow(2).sum((-2, -1))  # trace(X X^T)
+    term2 = solve_lower(lq, lp).pow(2).sum((-2, -1))  # trace(X X^T) for X = Lq^-1 Lp
     term3 = batch_mahalanobis(lq, q.loc - p.loc)
     return half_log_det(lq) - half_log_det(lp) + 0.5 * (term2 + term3 - n)
 

@@ -31,7 +31,10 @@ def batch_mv(bmat: Tensor, bvec: Tensor) -> Tensor:
 
 
 def solve_lower(tril: Tensor, rhs: Tensor) -> Tensor:
-    """``tril^-1 @ rhs`` for matrices ``rhs``, batch dimensions broadcast."""
+    """``tril^-1 @ rhs`` for matrices ``rhs``, batch dimensions broadcast; only the lower
+    triangle of ``tril`` is read (so its upper triangle gets no gradient), as PyTorch's
+    ``solve_triangular``."""
+    tril = tril.tril()
     shape = broadcast_shapes("MultivariateNormal", tuple(tril.shape[:-2]), tuple(rhs.shape[:-2]))
     return solve(
         tril.expand(shape + tuple(tril.shape[-2:])), rhs.expand(shape + tuple(rhs.shape[-2:]))
