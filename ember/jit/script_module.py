@@ -123,7 +123,8 @@ class ScriptModule(ScriptFunction):
 
 
 class LoadedModule:
-    """A graph file read by ``ember.jit.load``: called with tensors like the traced module;
+    """A graph file read by ``ember.jit.load``: called with tensors like the traced module
+    (of the shapes and dtypes it was traced with: the graph is fixed);
     ``state_dict()``/``parameters()`` give the weights it holds. The graph is fixed: ``eval()``
     and ``train()`` only set the flag.
 
@@ -134,7 +135,7 @@ class LoadedModule:
     >>> path = os.path.join(tempfile.mkdtemp(), "m.pt")
     >>> ember.jit.save(traced, path)
     >>> loaded = ember.jit.load(path)
-    >>> bool((loaded(ember.ones(4, 2)) == m(ember.ones(4, 2))).all())
+    >>> bool((loaded(ember.ones(1, 2)) == m(ember.ones(1, 2))).all())
     True
     """
 

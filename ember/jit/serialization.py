@@ -2,14 +2,15 @@
 (``ember.static.files``: graph text plus safetensors weights, no pickle, no code) and back,
 runnable in a process without the Python that built it. Unlike TorchScript's zip files, the
 path is a folder, and what is saved is the graph of the latest inference call (grad off or
-nothing requiring grad), for that input signature only.
+nothing requiring grad), for that input signature only: the loaded graph takes inputs of
+the traced shapes and dtypes.
 
 >>> import os, tempfile, ember
 >>> f = ember.jit.trace(lambda x: x.exp(), ember.zeros(2))
 >>> path = os.path.join(tempfile.mkdtemp(), "f.pt")
 >>> save(f, path)
->>> load(path)(ember.zeros(3))
-tensor([1., 1., 1.])
+>>> load(path)(ember.zeros(2))
+tensor([1., 1.])
 """
 
 from __future__ import annotations
