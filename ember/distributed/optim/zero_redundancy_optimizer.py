@@ -91,10 +91,13 @@ class ZeroRedundancyOptimizer(Optimizer):
         >>> opt = ZeroRedundancyOptimizer([ember.ones(2)], ember.optim.SGD)  # doctest: +SKIP
         >>> opt.add_param_group({"params": [ember.ones(3)], "lr": 0.01})  # doctest: +SKIP
         """
-        super().add_param_group(param_group)
         if not self._initialized:
+            super().add_param_group(param_group)
             return
-        _check_same_kind(self._all_params())
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        _check_same_kind(self._all_params() + params)  # before the group is added
+        super().add_param_group({**param_group, "params": params})
         self._partition = partition_parameters(self.param_groups, self.world_size)
         self.optim.add_param_group(self._partition[self.rank][-1])
         _copy_settings(self.optim.param_groups, self.param_groups)

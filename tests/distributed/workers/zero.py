@@ -218,6 +218,11 @@ def refused(fn, *words):
 refused(lambda: ember.compile(zero.step)(), "ZeroRedundancyOptimizer.step: not supported inside")
 refused(lambda: zero.consolidate_state_dict(to=2), "consolidate_state_dict: to=2", "group of 2")
 refused(
+    lambda: zero.add_param_group({"params": [nn.Parameter(ember.ones(2, dtype=ember.float64))]}),
+    "same dtype and device",
+)
+assert len(zero.param_groups) == 1 == len(zero.optim.param_groups)  # nothing half added
+refused(
     lambda: zero.load_state_dict({"state": {}, "param_groups": []}),
     "load_state_dict",
     "0 parameter groups",
