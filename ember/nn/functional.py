@@ -8,6 +8,7 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+from ._functional import activation_inplace as _activation_inplace
 from ._functional import attention as _attention
 from ._functional import conv3d as _conv3d
 from ._functional import distance as _distance
@@ -46,6 +47,7 @@ from ._functional.activation import (  # noqa: F401
     tanhshrink,
     threshold,
 )
+from ._functional.activation_inplace import *  # noqa: F403
 from ._functional.attention import *  # noqa: F403
 from ._functional.conv import (  # noqa: F401
     conv1d,
@@ -100,6 +102,7 @@ from ._functional.pooling import (  # noqa: F401
 from ._functional.resampling import *  # noqa: F403
 
 __all__ = [
+    *_activation_inplace.__all__,
     *_conv3d.__all__,
     *_attention.__all__,
     *_distance.__all__,

@@ -15,9 +15,6 @@ from ._runner import corpus
 # program passes, the xfail fails, and its line here must go.
 XFAIL = {
     "inplace_ops": "gap: Tensor.t_()",
-    "activations": "gap: F.relu_; grad_fn name PreluKernelBackward0 (ember: WhereBackward0)",
-    "conv_layers": "gap: in-place LeakyReLU (also ELU, SiLU) under autograd: its backward "
-    "refuses its own input, which it overwrote (DCGAN's nn.LeakyReLU(0.2, inplace=True))",
     "testing_utils": "gap: torch.testing (assert_close, make_tensor)",
     "neural_networks_tutorial": "grad_fn.next_functions: MseLossBackward0's inputs are the "
     "composite's inner nodes (SumBackward0), not AddmmBackward0; no AccumulateGrad nodes",

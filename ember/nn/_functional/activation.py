@@ -15,7 +15,7 @@ from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
 from ...functions._promote import to_float
-from ...functions.creation import tensor
+from ...functions.creation import ones_like, tensor
 from ...functions.elementwise import where
 from ...functions.math import erf, exp, expm1, log1p
 from ...functions.math import relu as _relu
@@ -23,10 +23,7 @@ from ...functions.math import sigmoid as _sigmoid
 from ...functions.math import tanh as _tanh
 from ...ops.base import apply
 from ...ops.softmax import LogSoftmax, Softmax
-
-
-def _inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    return input.copy_(out) if inplace else out
+from .inplace import inplace_form
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -62,7 +59,11 @@ def hardtanh(
     tensor([-1.0000,  0.5000])
     """
     if inplace:
-        return input.clamp_(min_val, max_val)
+        return inplace_form(input, _hardtanh, min_val, max_val, name="hardtanh_")
+    return _hardtanh(input, min_val, max_val)
+
+
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     return named(input.clamp(min_val, max_val), "HardtanhBackward0")
 
 
@@ -74,8 +75,22 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> F.leaky_relu(ember.tensor([-2.0]), 0.5)
     tensor([-1.])
     """
-    out = where(input > 0, input, input * negative_slope)
-    return _inplace(input, named(out, "LeakyReluBackward0"), inplace)
+    if inplace:
+        return inplace_form(
+            input, _leaky_relu, negative_slope, name="leaky_relu_", negative_slope=negative_slope
+        )
+    return _leaky_relu(input, negative_slope)
+
+
+def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
+    return named(_sloped(input, negative_slope, input > 0), "LeakyReluBackward0")
+
+
+def _sloped(input: Tensor, slope: Tensor | float, keep: Tensor) -> Tensor:
+    """``x`` where ``keep``, else ``x * slope``, as PyTorch computes it: ``x`` times a factor
+    (1 or the slope), so the gradient is ``g`` times it, with its zero signs (a select would
+    add a +0.0 to every ``g * slope``)."""
+    return input * where(keep, ones_like(input), slope)
 
 
 @_autocast_rule("elu")
@@ -87,8 +102,13 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.elu(ember.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
-    out = where(input > 0, input, expm1(input.clamp(max=0)) * alpha)
-    return _inplace(input, named(out, "EluBackward0"), inplace)
+    if inplace:
+        return inplace_form(input, _elu, alpha, name="elu_", negative_slope=alpha)
+    return _elu(input, alpha)
+
+
+def _elu(input: Tensor, alpha: float) -> Tensor:
+    return named(where(input > 0, input, expm1(input.clamp(max=0)) * alpha), "EluBackward0")
 
 
 @_autocast_rule("selu")
@@ -100,8 +120,12 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.selu(ember.tensor([1.0]))
     tensor([1.0507])
     """
+    return inplace_form(input, _selu, name="selu_") if inplace else _selu(input)
+
+
+def _selu(input: Tensor) -> Tensor:
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, named(elu(input, alpha) * scale, "EluBackward0"), inplace)
+    return named(_elu(input, alpha) * scale, "EluBackward0")
 
 
 @_autocast_rule("celu")
@@ -113,8 +137,14 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.celu(ember.tensor([-1.0, 1.0]), 2.0)
     tensor([-0.7869,  1.0000])
     """
+    if inplace:
+        return inplace_form(input, _celu, alpha, name="celu_", negative_slope=alpha)
+    return _celu(input, alpha)
+
+
+def _celu(input: Tensor, alpha: float) -> Tensor:
     out = where(input > 0, input, expm1(input.clamp(max=0) / alpha) * alpha)
-    return _inplace(input, named(out, "CeluBackward0"), inplace)
+    return named(out, "CeluBackward0")
 
 
 @_autocast_rule("gelu")
@@ -142,7 +172,11 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.silu(ember.tensor([0.0]))
     tensor([0.])
     """
-    return _inplace(input, named(input * _sigmoid(input), "SiluBackward0"), inplace)
+    return inplace_form(input, _silu, name="silu_") if inplace else _silu(input)
+
+
+def _silu(input: Tensor) -> Tensor:
+    return named(input * _sigmoid(input), "SiluBackward0")
 
 
 @_autocast_rule("mish")
@@ -154,7 +188,11 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.mish(ember.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return _inplace(input, named(input * _tanh(softplus(input)), "MishBackward0"), inplace)
+    return inplace_form(input, _mish, name="mish_") if inplace else _mish(input)
+
+
+def _mish(input: Tensor) -> Tensor:
+    return named(input * _tanh(softplus(input)), "MishBackward0")
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -272,7 +310,20 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardsigmoid(ember.tensor([-4.0, 0.0, 4.0]))
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _inplace(input, named((input + 3).clamp(0, 6) / 6, "HardsigmoidBackward0"), inplace)
+    return (
+        inplace_form(input, _hardsigmoid, name="hardsigmoid_") if inplace else _hardsigmoid(input)
+    )
+
+
+def _hardsigmoid(input: Tensor) -> Tensor:
+    return named(_relu6_shifted(input) / 6, "HardsigmoidBackward0")
+
+
+def _relu6_shifted(input: Tensor) -> Tensor:
+    """relu6(x + 3), constant for the gradient outside the open interval (-3, 3), as in
+    PyTorch's hardsigmoid and hardswish backward (clamp's gradient would pass at -3 and 3)."""
+    shifted = input + 3
+    return where((input > -3) & (input < 3), shifted, shifted.detach().clamp(0, 6))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -283,8 +334,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardswish(ember.tensor([-4.0, 4.0]))
     tensor([-0., 4.])
     """
-    out = input * (input + 3).clamp(0, 6) / 6
-    return _inplace(input, named(out, "HardswishBackward0"), inplace)
+    return inplace_form(input, _hardswish, name="hardswish_") if inplace else _hardswish(input)
+
+
+def _hardswish(input: Tensor) -> Tensor:
+    return named(input * _relu6_shifted(input) / 6, "HardswishBackward0")
 
 
 @_autocast_rule("prelu")
@@ -307,7 +361,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
     elif input.ndim:
         weight = weight.reshape(())
-    return where(input > 0, input, input * weight)
+    return named(where(input > 0, input, input * weight), "PreluKernelBackward0")
 
 
 def rrelu(
@@ -324,13 +378,22 @@ def rrelu(
     >>> F.rrelu(ember.tensor([-3.0, 1.0]), 0.1, 0.3)
     tensor([-0.6000,  1.0000])
     """
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
-    from ... import random as _random
+    if training:
+        from ... import random as _random
 
-    slopes = _random.rng().uniform(lower, upper, tuple(input.shape)).astype(input._data.dtype)
-    slope = tensor(slopes, device=input.device)
-    return _inplace(input, where(input >= 0, input, input * slope), inplace)
+        draws = _random.rng().uniform(lower, upper, tuple(input.shape))
+        slope = tensor(draws.astype(input._data.dtype), device=input.device)
+        refused = None
+    else:
+        slope = refused = (lower + upper) / 2
+    if inplace:
+        return inplace_form(input, _rrelu, slope, training, name="rrelu_", negative_slope=refused)
+    return _rrelu(input, slope, training)
+
+
+def _rrelu(input: Tensor, slope: Tensor | float, training: bool) -> Tensor:
+    keep = input >= 0 if training else input > 0  # PyTorch's eval mode is leaky_relu
+    return named(_sloped(input, slope, keep), "RreluWithNoiseBackward0")
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -386,8 +449,13 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> F.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
-    out = where(input > threshold, input, value)
-    return _inplace(input, named(out, "ThresholdBackward0"), inplace)
+    if inplace:
+        return inplace_form(input, _threshold, threshold, value, name="threshold_")
+    return _threshold(input, threshold, value)
+
+
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    return named(where(input > threshold, input, value), "ThresholdBackward0")
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,

@@ -54,7 +54,7 @@ class AlphaDropout(Dropout):
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return alpha_dropout(input, self.p, self.training)
+        return alpha_dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(Dropout):

@@ -1,5 +1,5 @@
 """Activation primitives: sigmoid, ReLU and ReLU's gradient (other activations are composites
-of ember ops in ``ember.nn``).
+of ember ops in ``ember.nn``), and the refused gradient of unsupported in-place forms.
 
 >>> import ember
 >>> from ember.ops.base import apply
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..._errors import AutogradError
 from ...backend.arrays import errstate
-from ..base import Spec, apply
+from ..base import Op, Spec, apply
 from .arithmetic import mul, sub
 from .kinds import Elementwise, Unary, const_like
 
@@ -48,17 +49,48 @@ class Relu(Unary):
 
 @dataclass(frozen=True)
 class ReluGrad(Elementwise):
-    """``g`` where ``out > 0``, else 0 (PyTorch's threshold_backward): a primitive because
-    NumPy's ``where`` is ~8x slower here than a mask product, on every ReLU network's hot path."""
+    """``0 if out <= 0 else g``, PyTorch's threshold_backward bit for bit (+0.0 where masked,
+    ``g`` where ``out`` is NaN). A primitive because NumPy's ``where`` is ~8x slower here than
+    a mask, on every ReLU network's hot path; the mask clears ``g``'s bits, as a mask product
+    would give -0.0 for negative ``g``."""
 
-    scalar = "x * (1 if y > 0 else 0)"
+    scalar = "0 if y <= 0 else x"
     saves_inputs = True
 
     def forward(self, xp, g, y, out=None):
-        return xp.multiply(g, y > 0, out=out)
+        bits = xp.dtype(f"int{8 * g.dtype.itemsize}")
+        keep = xp.subtract(xp.less_equal(y, 0).view(xp.uint8), 1, dtype=bits)  # 0 or all ones
+        r = xp.bitwise_and(g.view(bits), keep, out=None if out is None else out.view(bits))
+        return r.view(g.dtype)
 
     def infer(self, g, y):
         return Spec(tuple(g.shape), g.dtype)
 
     def vjp(self, h, _, g, y):
         return (apply(ReluGrad(), h, y) if g._requires_grad else None, None)
+
+
+@dataclass(frozen=True)
+class RefusedGrad(Op):
+    """A copy of ``x`` whose gradient is refused with ``message``: the node of an in-place
+    form whose backward PyTorch does not support (``leaky_relu_`` with a negative slope), so
+    the forward runs and only a backward through it fails, as in PyTorch.
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True) * 1
+    >>> y = apply(RefusedGrad("no gradient here"), x)
+    >>> y.sum().backward()
+    Traceback (most recent call last):
+    ember._errors.AutogradError: no gradient here
+    """
+
+    message: str
+
+    def forward(self, xp, x):
+        return x.copy()
+
+    def infer(self, x):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, g, out, x):
+        raise AutogradError(self.message)

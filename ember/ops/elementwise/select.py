@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ..._shape import broadcast_shapes
 from ..base import Spec, apply
 from ..broadcast import sum_to
+from .activations import ReluGrad
 from .arithmetic import mul
 from .cast import cast
 from .compare import EQ, GE, GT, LE, LOGICAL_AND, LOGICAL_OR, LT
@@ -117,9 +118,9 @@ class Clamp(Unary):
             r = xp.minimum(r, xp.asarray(self.hi, dtype=x.dtype), out=out)
         return copy_into(xp, x, out) if r is x else r
 
-    def vjp(self, g, out, x):
+    def vjp(self, g, out, x):  # g where the mask is 1, +0.0 (PyTorch's) where it is 0
         mask = apply(ClampMask(self.lo, self.hi), x)
-        return (mul(g, cast(mask, g.dtype)),)
+        return (apply(ReluGrad(), g, cast(mask, g.dtype)),)
 
 
 @dataclass(frozen=True)
