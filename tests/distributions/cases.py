@@ -5,8 +5,8 @@ score and probabilities for ``icdf``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
@@ -214,13 +214,12 @@ CASES = [
 
 # the values a case scores when it has none of its own: inside its support
 CASES_BY_ID = {c.id: c for c in CASES}
-CASES_BY_ID["Uniform"].value = (
-    CASES_BY_ID["Uniform"].params["low"]
-    + CASES_BY_ID["Uniform"].params["width"] * _rng.uniform(0.05, 0.95, (4, 3))
-)
-CASES_BY_ID["Transformed-tanh-affine"].value = (
-    CASES_BY_ID["Transformed-tanh-affine"].params["shift"] + 2 * _rng.uniform(-0.9, 0.9, (4, 3))
-)
+CASES_BY_ID["Uniform"].value = CASES_BY_ID["Uniform"].params["low"] + CASES_BY_ID["Uniform"].params[
+    "width"
+] * _rng.uniform(0.05, 0.95, (4, 3))
+CASES_BY_ID["Transformed-tanh-affine"].value = CASES_BY_ID["Transformed-tanh-affine"].params[
+    "shift"
+] + 2 * _rng.uniform(-0.9, 0.9, (4, 3))
 
 # KL(p || q) pairs: (p case, q case); a case paired with itself takes its second draw for q
 KL_PAIRS = [
