@@ -29,6 +29,7 @@ from . import (  # ember.data, ember.utils.data (torch.utils.data)
     return_types,  # noqa: E402  (torch.return_types: max, sort, ... result tuples)
     sparse,  # noqa: E402  (ember.sparse: sparse COO tensors, as torch.sparse)
     static,  # noqa: E402  (ember.static: graphs, Session)
+    testing,  # noqa: E402  (ember.testing: assert_close, make_tensor, as torch.testing)
     utils,
     viz,  # noqa: E402  (ember.viz: graph pictures; graphviz loads only to render)
 )

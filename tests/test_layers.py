@@ -73,6 +73,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ember.distributions",
             "ember.func",  # torch.func: transforms on autograd; functional_call on modules
             "ember.jit",  # torch.jit's entry points mapped onto ember.compile and graph files
+            "ember.testing",  # torch.testing: assert_close, make_tensor
         ),
     ),
     # the public surface (the package root, "ember" itself) and what is built on all of it
