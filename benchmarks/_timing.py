@@ -86,3 +86,26 @@ def compile_and_check(ember, raw_step, torch_step):
         if abs(lc - lt) > 1e-4 * abs(lt):
             raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
     return cstep, t_compile, t_kernels
+
+
+def check_losses(step_a, step_b, steps: int = 3, names: tuple = ("ember", "torch")) -> None:
+    """Run both steps ``steps`` times and stop the benchmark if a pair of losses differs by more
+    than 1e-4 relative: the contenders must start from the same weights and data."""
+    for i in range(steps):
+        la, lb = float(step_a().item()), float(step_b().item())
+        if abs(la - lb) > 1e-4 * abs(lb):
+            raise SystemExit(
+                f"step {i}: {names[0]} loss {la}, {names[1]} loss {lb}: results differ"
+            )
+
+
+def steps_for(runs: dict, seconds: float, most: int = 1000) -> int:
+    """Steps per timing so that the slowest of ``runs`` takes about ``seconds`` (each run is
+    called twice: a warm-up, then one timed call)."""
+    slowest = 0.0
+    for step in runs.values():
+        step()
+        t0 = time.perf_counter()
+        step()
+        slowest = max(slowest, time.perf_counter() - t0)
+    return max(1, min(most, round(seconds / max(slowest, 1e-9))))
