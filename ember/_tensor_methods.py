@@ -22,13 +22,14 @@ from .functions import (
     sorting,
     special,
     structure,
+    view_inplace,
 )
 from .sparse import methods as sparse_methods
 
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
     reduce, linalg, shape, indexing, sorting, conversion, inplace, tensor_methods,
-    sampling, structure, searching, special, sparse_methods,
+    sampling, structure, searching, special, sparse_methods, view_inplace,
 )  # fmt: skip
 
 

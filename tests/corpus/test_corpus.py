@@ -14,7 +14,6 @@ from ._runner import corpus
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
 XFAIL = {
-    "inplace_ops": "gap: Tensor.t_()",
     "neural_networks_tutorial": "grad_fn.next_functions: MseLossBackward0's inputs are the "
     "composite's inner nodes (SumBackward0), not AddmmBackward0; no AccumulateGrad nodes",
     "autograd_hooks": "gap: Module.register_full_backward_hook; relu's gradient is -0.0 "
