@@ -119,6 +119,7 @@ class Tracer:
         self.names: dict = {}  # id(array) -> name for state values
         self.dim_arrays: dict = {}  # id(array) -> (array, Dim): numbers made from unknown sizes
         self.grads: list = []  # (tensor, its .grad, GradRef state value, stand-in .grad)
+        self.tracked: set = set()  # ids of the tensors in ``grads``
         self.hosts: dict = {}  # (id(holder), key, index, device) -> HostRef state value
         self.keep: list = []
 
@@ -197,6 +198,7 @@ class Tracer:
             slot = self.slots[id(arr)] = _Slot(arr, v)
         if self.define:
             return slot.current
+        self._track_leaf(t, slot.first.name)
         if id(t) not in self.swapped:
             self.swapped[id(t)] = (t, arr, slot)
         t._data = slot.current
@@ -210,10 +212,18 @@ class Tracer:
             v = self.graph.add_input(arr.shape, arr.dtype, name)
             v.device = device_tag(arr)
             slot = self.slots[id(arr)] = _Slot(arr, v)
+        self._track_leaf(t, name)
         if id(t) not in self.swapped:
             self.swapped[id(t)] = (t, arr, slot)
         t._data = slot.current
         return slot.current
+
+    def _track_leaf(self, t: Tensor, name: str | None) -> None:
+        """A leaf that requires grad, met as an argument or a captured tensor (not through a
+        module or optimizer): its ``.grad`` is graph state too, so a ``backward`` in the
+        function writes it when the graph runs."""
+        if t._requires_grad and t._node is None and id(t) not in self.tracked:
+            self.track_grad(t, name)
 
     def own(self, x: Tensor) -> None:
         """Capture ``x`` before an in-place op reads it (so its alias is symbolic too)."""
@@ -225,6 +235,7 @@ class Tracer:
     def track_grad(self, t: Tensor, name: str | None) -> None:
         """Make ``t.grad`` graph state: read when a run starts (zeros if None) and written back
         when it ends, so accumulation without ``zero_grad`` works as in eager mode."""
+        self.tracked.add(id(t))
         g0 = t._grad
         d = t._data
         v = self.graph.add_state(d.shape, d.dtype, GradRef(t), f"{name}.grad" if name else None)

@@ -191,6 +191,31 @@ def test_a_state_tensor_read_twice_by_one_op():
     ]
 
 
+def test_backward_writes_the_grad_of_a_captured_leaf_and_of_an_argument():
+    """A leaf that requires grad, reached as a global or passed as an argument (not through a
+    module or optimizer), gets its ``.grad`` from a compiled ``backward`` as in eager mode:
+    accumulated across calls, and started afresh after ``grad = None``."""
+    w = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def f(x):
+        loss = (w * x * x).sum()
+        loss.backward()
+        return loss
+
+    step = ember.compile(f)
+    x = ember.tensor([1.0, -1.0, 2.0], requires_grad=True)
+    xe = ember.tensor([1.0, -1.0, 2.0], requires_grad=True)
+    we = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for i in range(3):
+        if i == 2:
+            w.grad = x.grad = we.grad = xe.grad = None
+        step(x)
+        (we * xe * xe).sum().backward()
+        assert w.grad.tolist() == we.grad.tolist()
+        assert x.grad.tolist() == xe.grad.tolist()
+    assert step.traces == 1
+
+
 def test_retrace_prints_the_changed_argument(capsys):
     @ember.compile
     def f(x, scale):
