@@ -143,6 +143,12 @@ class FunctionOp(Op):
         self.ctx = ctx
         self.arg_kinds = arg_kinds  # per forward argument: its index among tensor inputs, or -1
         self.out_specs = out_specs  # (shape, numpy dtype, xp) per output; None if not a Tensor
+        self.returned_inputs: frozenset = frozenset()  # outputs that are inputs returned as-is
+
+    def returned_input(self, index: int = 0) -> bool:
+        """Whether output ``index`` is an input returned as-is (PyTorch then refuses in-place
+        writes to it: they would bypass this Function's backward)."""
+        return index in self.returned_inputs
 
     @property
     def name(self) -> str:
@@ -232,6 +238,9 @@ class _OutputSlot(Op):
     def node_name(self) -> str:
         return self.fn_op.node_name
 
+    def returned_input(self) -> bool:
+        return self.fn_op.returned_input(self.index)
+
     def vjp(self, g, out, packed):
         slots = GradSlots([None] * self.n)
         slots[self.index] = g
@@ -319,11 +328,14 @@ def _record(cls, ctx: FunctionCtx, tensors: tuple, kinds: tuple, outs: tuple, si
     """Give the forward's outputs the history of one FunctionNode."""
     result = []
     diff = []  # the differentiable output tensors
+    returned = set()
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             result.append(o)
             continue
-        if any(o is t for t in tensors) or o._node is not None:
+        if any(o is t for t in tensors):
+            returned.add(i)
+        if i in returned or o._node is not None:
             alias = Tensor._make(o._data)  # an input returned as is: a new tensor on its storage
             alias._version = o._version
             o = alias
@@ -337,6 +349,7 @@ def _record(cls, ctx: FunctionCtx, tensors: tuple, kinds: tuple, outs: tuple, si
         for o in result
     )
     op = FunctionOp(cls, ctx, kinds, specs)
+    op.returned_inputs = frozenset(returned)
     if len(diff) == 1 and len(outs) == 1:
         node = FunctionNode(op, tensors, diff[0])
         diff[0]._node = node

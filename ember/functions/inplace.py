@@ -45,6 +45,15 @@ def check_inplace_allowed(x: Tensor, name: str) -> None:
             f"{name}: a leaf tensor that requires grad (shape {tuple(x.shape)}) is being used in "
             "an in-place operation; do it under ember.no_grad() or use the out-of-place op"
         )
+    node = x._node
+    returned = getattr(node.op, "returned_input", None) if node is not None else None
+    if returned is not None and returned():
+        raise AutogradError(
+            f"{name}: output {getattr(node.op, 'index', 0)} of {node.op.name} (shape "
+            f"{tuple(x.shape)}) is an input the custom Function returned as-is, and is being "
+            "modified in place, which would bypass the Function's backward; clone() the "
+            "output of the custom Function first"
+        )
     base = x._base
     if base is not None and base._requires_grad and base._node is None:
         raise AutogradError(

@@ -48,6 +48,8 @@ class MatMul(Op):
         return _MATMUL_NAMES.get((a.ndim, min(b.ndim, 3)), "UnsafeViewBackward0")
 
     def forward(self, xp, a, b):
+        if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
+            return a * b  # an outer product, exact: BLAS adds it to +0.0, losing -0.0 (PyTorch's)
         out = xp.matmul(a, b)
         return out if out.dtype == a.dtype else out.astype(a.dtype)  # ml_dtypes' bf16 -> f32
 

@@ -16,8 +16,6 @@ from ._runner import corpus
 XFAIL = {
     "neural_networks_tutorial": "grad_fn.next_functions: MseLossBackward0's inputs are the "
     "composite's inner nodes (SumBackward0), not AddmmBackward0; no AccumulateGrad nodes",
-    "autograd_hooks": "gap: Module.register_full_backward_hook; relu's gradient is -0.0 "
-    "where PyTorch's is 0.0 (a weight gradient prints 0.0000 for PyTorch's -0.0000)",
 }
 
 PROGRAMS = corpus.programs()

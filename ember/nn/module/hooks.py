@@ -1,12 +1,27 @@
-"""Module hooks: forward pre-hooks and hooks (and the call that runs them), the backward-hook
-stubs, state-dict and load-state-dict hooks, and ``RemovableHandle``, which takes one away."""
+"""Module hooks: forward pre-hooks and hooks (and the call that runs them), the registration of
+backward hooks (run by ``backward_hooks``), state-dict and load-state-dict hooks, and
+``RemovableHandle``, which takes one away."""
 
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
+
+from ..._tensor import Tensor
+from .backward_hooks import BackwardHook
+
+_MIXED = (
+    "Cannot use both regular backward hooks and full backward hooks on a single Module. Please "
+    "use only one of them."
+)
+_NON_FULL = (
+    "Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+    "deprecated and will be removed in future versions. This hook will be missing some "
+    "grad_input. Please use register_full_backward_hook to get the documented behavior."
+)
 
 
 class RemovableHandle:
@@ -66,6 +81,12 @@ class ModuleHooks:
                     out = hook(self, args)
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
+            bw_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                hooks = list(self._backward_hooks.values())
+                bw_hook = BackwardHook(self, hooks, list(self._backward_pre_hooks.values()))
+                inputs = args
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
@@ -75,6 +96,10 @@ class ModuleHooks:
                     out = hook(self, args, result)
                 if out is not None:
                     result = out
+            if bw_hook is not None:
+                if self._is_full_backward_hook is False:
+                    _warn_if_several_nodes(inputs, args, result)
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
@@ -158,14 +183,52 @@ class ModuleHooks:
         return handle
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
-        """Not supported yet: use ``Tensor.register_hook`` on the module's output instead."""
-        raise NotImplementedError(
-            "Module.register_full_backward_hook is not supported yet in ember; register a "
-            "hook on the output tensor with tensor.register_hook(fn) instead"
-        )
+        """Call ``hook(module, grad_input, grad_output)`` once per backward through this
+        module: the gradients w.r.t. its positional arguments (None for non-tensors) and its
+        results; a returned tuple replaces ``grad_input``.
 
-    register_backward_hook = register_full_backward_hook
-    register_full_backward_pre_hook = register_full_backward_hook
+        >>> import ember
+        >>> m = ember.nn.Linear(2, 2)
+        >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0,))
+        >>> x = ember.ones(1, 2, requires_grad=True)
+        >>> m(x).sum().backward(); x.grad
+        tensor([[0., 0.]])
+        """
+        return self._add_backward_hook(self._backward_hooks, hook, prepend, full=True)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` when the gradients w.r.t. this module's results
+        are ready, before they flow into it; a returned tuple replaces ``grad_output``.
+
+        >>> import ember
+        >>> m = ember.nn.Linear(2, 2)
+        >>> h = m.register_full_backward_pre_hook(lambda mod, gout: (gout[0] * 2,))
+        >>> x = ember.ones(1, 2, requires_grad=True)
+        >>> m(x).sum().backward(); ember.equal(x.grad, 2 * m.weight.sum(0, keepdim=True))
+        True
+        """
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend, full=None)
+
+    def register_backward_hook(self, hook: Callable):
+        """Deprecated (as in PyTorch): use ``register_full_backward_hook``. ember runs it as a
+        full backward hook; like PyTorch it warns (FutureWarning) at each call of a module
+        whose forward is more than one autograd node, and refuses to mix with full hooks.
+
+        >>> import ember
+        >>> h = ember.nn.ReLU().register_backward_hook(lambda mod, gin, gout: None)
+        """
+        return self._add_backward_hook(self._backward_hooks, hook, False, full=False)
+
+    def _add_backward_hook(self, hooks: dict, hook, prepend: bool, full) -> RemovableHandle:
+        if full is not None:
+            if self._is_full_backward_hook is (not full):
+                raise RuntimeError(_MIXED)
+            self.__dict__["_is_full_backward_hook"] = full
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, prefix, keep_vars)`` before this module's ``state_dict``."""
@@ -198,3 +261,24 @@ class ModuleHooks:
         handle = RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
+
+
+def _warn_if_several_nodes(inputs: tuple, args: tuple, result) -> None:
+    """PyTorch's warning for a non-full backward hook: unless the result is one tensor whose
+    node's next functions are exactly the nodes of the tensor inputs (a leaf input counts as
+    its AccumulateGrad, so it warns). ``args`` are the inputs as passed through the hook's
+    identity node, which is looked through."""
+    from ..._node import _edge
+
+    node = result._node if isinstance(result, Tensor) else None
+    if node is not None:
+        through = {
+            id(a._node): _edge(t)
+            for t, a in zip(inputs, args)
+            if isinstance(a, Tensor) and a is not t and a._node is not None
+        }
+        nexts = {id(through.get(id(e), e)) for e in node.edges}
+        ins = {id(t._node) for t in inputs if isinstance(t, Tensor) and t._node is not None}
+        if nexts == ins:
+            return
+    warnings.warn(_NON_FULL, FutureWarning, stacklevel=4)

@@ -93,6 +93,9 @@ class Module(ModuleHooks, ModuleStateDict, ModuleConversion, ModuleCompileState)
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = OrderedDict()
         d["_forward_hooks_always_called"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
         d["_state_dict_hooks"] = OrderedDict()
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
@@ -104,7 +107,12 @@ class Module(ModuleHooks, ModuleStateDict, ModuleConversion, ModuleCompileState)
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            if self._forward_pre_hooks or self._forward_hooks:
+            if (
+                self._forward_pre_hooks
+                or self._forward_hooks
+                or self._backward_hooks
+                or self._backward_pre_hooks
+            ):
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         except EmberError as error:
@@ -303,6 +311,9 @@ class Module(ModuleHooks, ModuleStateDict, ModuleConversion, ModuleCompileState)
             "_forward_hooks": OrderedDict,
             "_forward_hooks_with_kwargs": OrderedDict,
             "_forward_hooks_always_called": OrderedDict,
+            "_backward_hooks": OrderedDict,
+            "_backward_pre_hooks": OrderedDict,
+            "_is_full_backward_hook": lambda: None,
             "_state_dict_hooks": OrderedDict,
             "_state_dict_pre_hooks": OrderedDict,
             "_load_state_dict_pre_hooks": OrderedDict,
