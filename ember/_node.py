@@ -67,6 +67,7 @@ class Node:
         "trace",
         "freed",
         "label",
+        "composite",
         "__weakref__",
     )
 
@@ -91,6 +92,7 @@ class Node:
         self.trace = None
         self.freed = False
         self.label = None
+        self.composite = None  # a named composite's input edges: what next_functions shows
 
     def name(self) -> str:
         """PyTorch-style name, e.g. ``MulBackward0`` (``MyFnBackward`` for a user Function)."""
@@ -115,8 +117,10 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """The nodes feeding this one: ``(node, 0)`` per input, ``(None, 0)`` for constants."""
-        return tuple((None if e is None else _grad_fn(e), 0) for e in self.edges)
+        """The nodes feeding this one: ``(node, 0)`` per input, ``(None, 0)`` for constants;
+        for a named composite, its inputs' (PyTorch's one node for the whole function)."""
+        edges = self.edges if self.composite is None else self.composite
+        return tuple((None if e is None else _grad_fn(e), 0) for e in edges)
 
     def register_hook(self, hook) -> None:
         """Call ``hook(grad_output)`` before this node's vjp runs; a returned tensor replaces it."""
@@ -178,18 +182,24 @@ def _named_class(base: type, name: str) -> type:
     return type(name, (base,), {"__slots__": (), "_unnamed": base, "__module__": base.__module__})
 
 
-def named(out: Tensor, name: str) -> Tensor:
+def named(out: Tensor, name: str, inputs: tuple | None = None) -> Tensor:
     """Give the node that produced ``out``, a composite function's fresh result, PyTorch's
-    name for that function's node; returns ``out``. Nothing is computed differently.
+    name for that function's node; returns ``out``. With ``inputs`` (the composite's
+    differentiable arguments in PyTorch's order: tensors, or None for an absent one) its
+    ``next_functions`` are theirs, as PyTorch's one node for the function has. Nothing is
+    computed differently.
 
     >>> import ember
     >>> x = ember.ones(2, requires_grad=True)
-    >>> named(x * 2 + 1, "MyOpBackward0").grad_fn.name()
-    'MyOpBackward0'
+    >>> y = named(x * 2 + 1, "MyOpBackward0", inputs=(x,))
+    >>> y.grad_fn.name(), y.grad_fn.next_functions  # doctest: +ELLIPSIS
+    ('MyOpBackward0', ((<AccumulateGrad object at 0x...>, 0),))
     """
     node = out._node
     if node is not None:
         node.label = name
+        if inputs is not None:
+            node.composite = tuple([None if t is None else _edge(t) for t in inputs])
     return out
 
 

@@ -14,8 +14,6 @@ from ._runner import corpus
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
 XFAIL = {
-    "neural_networks_tutorial": "grad_fn.next_functions: MseLossBackward0's inputs are the "
-    "composite's inner nodes (SumBackward0), not AddmmBackward0; no AccumulateGrad nodes",
 }
 
 PROGRAMS = corpus.programs()

@@ -38,7 +38,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = input.matmul(weight.t())
     if bias is None:
         return out
-    return named(out + bias, "AddmmBackward0" if input.ndim == 2 else "ViewBackward0")
+    if input.ndim != 2:
+        return named(out + bias, "ViewBackward0")
+    return named(out + bias, "AddmmBackward0", (bias, input, weight))  # torch: weight.t()
 
 
 @_autocast_rule("bilinear")

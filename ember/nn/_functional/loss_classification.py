@@ -174,9 +174,11 @@ def nll_loss(
     return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input)
 
 
-def _nll_named(out: Tensor, input: Tensor) -> Tensor:
-    """A negative log-likelihood under PyTorch's name (spatial inputs use its 2-D kernel)."""
-    return named(out, "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0")
+def _nll_named(out: Tensor, input: Tensor, logp: Tensor | None = None) -> Tensor:
+    """A negative log-likelihood under PyTorch's name (spatial inputs use its 2-D kernel),
+    fed by ``logp`` (cross_entropy's log-softmax) or else ``input``."""
+    name = "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0"
+    return named(out, name, (input if logp is None else logp,))
 
 
 @_autocast_rule("cross_entropy")
@@ -235,7 +237,7 @@ def cross_entropy(
             smooth = _reduce(smooth, reduction)
         out = out * (1 - label_smoothing) + smooth * (label_smoothing / c)
         return out.squeeze(0) if unbatched and reduction == "none" else out
-    return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input)
+    return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input, logp)
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):

@@ -89,7 +89,7 @@ def mse_loss(
     _regression(input, target, "mse_loss")
     d = input - target
     out = _elementwise_reduce(d * d, input, weight, reduction, "mse_loss")
-    return out if weight is not None else named(out, "MseLossBackward0")
+    return out if weight is not None else named(out, "MseLossBackward0", (input, target))
 
 
 @_autocast_rule("l1_loss")

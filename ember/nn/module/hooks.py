@@ -189,10 +189,10 @@ class ModuleHooks:
 
         >>> import ember
         >>> m = ember.nn.Linear(2, 2)
-        >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0,))
+        >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (ember.ones(1, 2),))
         >>> x = ember.ones(1, 2, requires_grad=True)
         >>> m(x).sum().backward(); x.grad
-        tensor([[0., 0.]])
+        tensor([[1., 1.]])
         """
         return self._add_backward_hook(self._backward_hooks, hook, prepend, full=True)
 
