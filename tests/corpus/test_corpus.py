@@ -13,8 +13,7 @@ from ._runner import corpus
 
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
-XFAIL = {
-}
+XFAIL = {}
 
 PROGRAMS = corpus.programs()
 
