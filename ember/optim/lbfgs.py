@@ -210,7 +210,7 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y @ y)
-                al = [0.0] * len(old_dirs)
+                al = state.setdefault("al", [None] * history_size)  # kept, as PyTorch keeps it
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = float(old_stps[i] @ q) * ro[i]

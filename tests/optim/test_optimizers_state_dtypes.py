@@ -152,6 +152,8 @@ def test_lbfgs_matches_torch(device, kw):
     t_state, e_state = t_opt.state[next(iter(t_opt.state))], e_opt.state[e_model[0].weight]
     assert e_state["func_evals"] == t_state["func_evals"]
     assert e_state["n_iter"] == t_state["n_iter"]
+    assert sorted(e_state) == sorted(t_state)  # the keys a checkpoint shows, 'al' included
+    assert len(e_state["al"]) == len(t_state["al"]) == t_opt.param_groups[0]["history_size"]
     for (k, tp), ep in zip(t_model.state_dict().items(), e_model.state_dict().values()):
         np.testing.assert_allclose(ep.cpu().numpy(), tp.numpy(), rtol=1e-8, atol=1e-10, err_msg=k)
 
