@@ -9,44 +9,20 @@ tensor(-1.6931)
 
 from __future__ import annotations
 
-from numbers import Number
-
 from .. import dtypes as _dt
-from .._tensor import Size, Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, standard_uniform
+from .._tensor import Tensor
+from .loc_scale import LocScale
+from .utils import standard_uniform
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocScale):
     """The Laplace distribution, reparametrized by inverting its cdf at a uniform draw.
 
     >>> Laplace(0.0, 2.0).variance
     tensor(8.)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if scalar else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with its parameters expanded to ``batch_shape``."""
-        return self._expand_params(Laplace, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -14,19 +14,17 @@ tensor(0.5000)
 from __future__ import annotations
 
 import math
-from numbers import Number
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from ..functions.math import erf
 from ..functions.special import erfinv
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, standard_normal
+from .loc_scale import LocScale
+from .utils import standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(LocScale):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import ember
@@ -35,27 +33,6 @@ class Normal(Distribution):
     >>> loc.grad
     tensor([1., 1.])
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if scalar else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with its parameters expanded to ``batch_shape``."""
-        return self._expand_params(Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
