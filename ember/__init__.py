@@ -99,6 +99,7 @@ from .functions.indexing import *  # noqa: F403
 from .functions.linalg import *  # noqa: F403
 from .functions.logical import *  # noqa: F403
 from .functions.math import *  # noqa: F403
+from .functions.matrices import *  # noqa: F403
 from .functions.out_arg import add_out_argument as _add_out_argument
 from .functions.reduce import *  # noqa: F403
 from .functions.sampling import *  # noqa: F403
@@ -106,6 +107,7 @@ from .functions.searching import *  # noqa: F403
 from .functions.shape import *  # noqa: F403
 from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
+from .functions.statistics import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
 from .linalg import _torch_slogdet as slogdet
 from .linalg import _torch_svd as svd

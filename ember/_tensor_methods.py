@@ -15,12 +15,14 @@ from .functions import (
     linalg,
     logical,
     math,
+    matrices,
     reduce,
     sampling,
     searching,
     shape,
     sorting,
     special,
+    statistics,
     structure,
     view_inplace,
 )
@@ -29,7 +31,7 @@ from .sparse import methods as sparse_methods
 FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
     reduce, linalg, shape, indexing, sorting, conversion, inplace, tensor_methods,
-    sampling, structure, searching, special, sparse_methods, view_inplace,
+    sampling, structure, searching, special, sparse_methods, view_inplace, matrices, statistics,
 )  # fmt: skip
 
 

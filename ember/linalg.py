@@ -17,6 +17,7 @@ from ._errors import DTypeError, ShapeError
 from ._tensor import Tensor
 from .amp.autocast_mode import rule as _autocast_rule
 from .ops import dense as D
+from .ops import least_squares as LS
 from .ops.base import apply
 
 
@@ -306,6 +307,107 @@ def matrix_rank(a: Tensor, tol: float | None = None, hermitian: bool = False) ->
         return (s > cut).to(_dt.int64).sum(-1)
 
 
+# -- least squares -------------------------------------------------------------------------
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (singular values <= max(atol, rtol * largest) dropped;
+    rtol defaults to eps * max(m, n) when neither is given, else to 0).
+
+    >>> import ember
+    >>> ember.linalg.pinv(ember.tensor([[1.0, 0.0], [0.0, 0.0]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """
+    if a.ndim < 2:
+        raise ShapeError(
+            f"linalg.pinv: expected a tensor with 2 or more dimensions, got shape {tuple(a.shape)}"
+        )
+    if not a.dtype.is_floating_point:
+        raise DTypeError(f"linalg.pinv: expected a floating input, got {a.dtype}")
+    return apply(LS.Pinv(rtol=rtol, atol=0.0 if atol is None else float(atol)), a)
+
+
+def lstsq(a: Tensor, b: Tensor, rcond: float | None = None, *, driver: str | None = None):
+    """The least-squares solution X of ``A X = B`` and what PyTorch's CPU ``driver`` reports:
+    ``residuals`` (squared residual norms, for m > n except with 'gelsy', and with
+    'gelsd'/'gelss' only when every matrix has rank n), ``rank`` (not for 'gels') and
+    ``singular_values`` ('gelsd'/'gelss'). B may be a (batched) vector. X is the minimum-norm
+    solution; gradients flow through X and the residuals (PyTorch's rule: that of
+    ``pinv(A) @ B``).
+
+    >>> import ember
+    >>> a = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> r = ember.linalg.lstsq(a, ember.tensor([[1.0], [2.0], [3.0]]), driver="gelsd")
+    >>> r.solution.flatten(), r.residuals, r.rank
+    (tensor([1., 2.]), tensor([9.]), tensor(2))
+    """
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise ShapeError(
+            f"linalg.lstsq: parameter `driver` should be one of {_DRIVERS}, got {driver!r}"
+        )
+    if a.ndim < 2:
+        raise ShapeError(
+            f"linalg.lstsq: input must have at least 2 dimensions, got shape {tuple(a.shape)}"
+        )
+    for t in (a, b):
+        if t.dtype not in (_dt.float32, _dt.float64):
+            raise DTypeError(
+                f"linalg.lstsq: only float32 and float64 inputs are supported, got {t.dtype}"
+            )
+    if a.dtype is not b.dtype:
+        raise DTypeError(
+            f"linalg.lstsq: expected input and other to have the same dtype, but got {a.dtype} "
+            f"and {b.dtype}"
+        )
+    vector = b.ndim == a.ndim - 1
+    rhs = b.unsqueeze(-1) if vector else b
+    m, n = a.shape[-2:]
+    if rhs.ndim < 2 or rhs.shape[-2] != m:
+        raise ShapeError(
+            f"linalg.lstsq: input.size(-2) should match other.size(-2), got shapes "
+            f"{tuple(a.shape)} and {tuple(b.shape)}"
+        )
+    if rcond is None:
+        rcond = _dt.finfo(a.dtype).eps * max(m, n)
+    x = apply(LS.Lstsq(rcond=float(rcond)), a, rhs)
+    batch = tuple(x.shape[:-2])
+    empty_real = a.new_zeros((0,))
+    with no_grad():
+        a_b = a.detach().expand(*batch, m, n)
+        s = svdvals(a_b) if m and n else a.new_zeros(batch + (0,))
+        if driver == "gels":
+            rank = a.new_zeros((0,), dtype=_dt.int64)
+        elif s.shape[-1] == 0:
+            rank = a.new_zeros(batch, dtype=_dt.int64)
+        else:
+            rank = (s > rcond * s[..., :1]).to(_dt.int64).sum(-1)
+    residuals = empty_real
+    if m > n and driver != "gelsy":
+        if driver == "gels" or bool((rank == n).all().item()):
+            residuals = (((a @ x) - rhs) ** 2).sum(-2)
+    values = s if driver in ("gelsd", "gelss") else empty_real
+    return RT.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
+    """The Vandermonde matrices of the vectors in ``x``'s last dim: increasing powers
+    ``x**0 ... x**(N-1)`` (N defaults to the vectors' length).
+
+    >>> import ember
+    >>> ember.linalg.vander(ember.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
+    from .functions.matrices import linalg_vander
+
+    return linalg_vander(x, N)
+
+
 # -- products and powers ----------------------------------------------------------------------
 
 
@@ -407,5 +509,5 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True):
 __all__ = [
     "vector_norm", "matrix_norm", "norm", "inv", "det", "slogdet", "solve", "cholesky",
     "eigh", "eigvalsh", "svdvals", "svd", "matrix_rank", "matrix_power", "multi_dot", "vecdot",
-    "cross", "diagonal",
+    "cross", "diagonal", "pinv", "lstsq", "vander",
 ]  # fmt: skip

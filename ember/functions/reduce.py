@@ -384,6 +384,33 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 # -- logical ----------------------------------------------------------------------------------
 
 
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
+    down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch).
+
+    >>> import ember
+    >>> ember.renorm(ember.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    from ..linalg import vector_norm
+
+    if input.ndim < 2:
+        raise EmberError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if p <= 0:
+        raise EmberError(f"renorm: non-positive-norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise EmberError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"renorm: expected a floating point input, got {input.dtype}")
+    d = wrap_dim(dim, input.ndim, "renorm")
+    others = tuple(k for k in range(input.ndim) if k != d)
+    wide = _dt.promote_types(input.dtype, _dt.float32)
+    norm = vector_norm(input, p, others, keepdim=True, dtype=wide)
+    factor = E.where(norm > maxnorm, maxnorm / (norm + 1e-7), E.const_like(norm, 1))
+    return (input * factor).to(input.dtype)
+
+
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is non-zero: bool (uint8 for uint8 input).
 
@@ -420,6 +447,7 @@ __all__ = [
     "std",
     "logsumexp",
     "norm",
+    "renorm",
     "all",
     "any",
 ]
