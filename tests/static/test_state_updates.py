@@ -197,6 +197,7 @@ def test_a_compiled_step_equals_eager_with_one_kernel_per_parameter(name, kwargs
 @pytest.mark.gpu
 @pytest.mark.fake_kernels
 def test_a_compiled_adam_step_on_cuda_writes_the_moments_from_one_kernel(gpu):
+    """Also: the float64 0-d prologue (bias corrections) runs inside the float32 kernels."""
     m1, m2 = mlp_pair()
     m2.to("cuda")
     o1 = ember.optim.Adam(m1.parameters(), lr=0.01)
@@ -213,3 +214,5 @@ def test_a_compiled_adam_step_on_cuda_writes_the_moments_from_one_kernel(gpu):
         for key in ("exp_avg", "exp_avg_sq"):
             np.testing.assert_allclose(s2[key].cpu().numpy(), s1[key].numpy(), rtol=1e-5, atol=1e-7)
     assert any(key[-1] for key in fuse._CUPY_KERNELS), list(fuse._CUPY_KERNELS)
+    mixed = [k for k in fuse._CUPY_KERNELS if "float64" in k[2] and k[3] == "float32"]
+    assert mixed, list(fuse._CUPY_KERNELS)
