@@ -20,6 +20,7 @@ from .. import _config
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..autograd.engine import grad as _engine_grad
+from ..autograd.functional import _grads, _zeros_for
 from ..functions.creation import zeros_like
 from .levels import finish, fresh_inputs, reaches_outer
 from .pytree import tree_flatten, tree_unflatten
@@ -91,18 +92,7 @@ def split_aux(out, has_aux: bool, api: str):
 
 def gradients(outputs: list, inputs: list, cotangents: list, create_graph: bool) -> list:
     """``sum(cot . d out / d in)`` for each input, zeros where an input is unused."""
-    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o._requires_grad]
-    if not pairs:
-        return [zeros_like(x) for x in inputs]
-    got = _engine_grad(
-        [o for o, _ in pairs],
-        inputs,
-        [c for _, c in pairs],
-        retain_graph=True,
-        create_graph=create_graph,
-        allow_unused=True,
-    )
-    return [zeros_like(x) if g is None else g for g, x in zip(got, inputs)]
+    return list(_zeros_for(_grads(outputs, inputs, cotangents, create_graph), inputs))
 
 
 def grad_and_value(
