@@ -22,6 +22,16 @@ class _State(threading.local):
         self.anomaly = False
         self.tracer = None  # set by ember.static while a graph is being built
         self.autocast = None  # ember.amp.autocast_mode.Policy inside an autocast region
+        self.inference = False  # inside inference_mode (which also turns grad recording off)
+
+    @property
+    def grad_and_inference(self) -> tuple:
+        """``(grad_enabled, inference)``: the pair ``inference_mode`` sets and restores."""
+        return self.grad_enabled, self.inference
+
+    @grad_and_inference.setter
+    def grad_and_inference(self, value: tuple) -> None:
+        self.grad_enabled, self.inference = value
 
 
 state = _State()
@@ -150,14 +160,17 @@ class enable_grad(_BareDecorator, _GradMode):
         super().__init__(True)
 
 
-class inference_mode(_GradMode):
-    """Like ``no_grad`` (ember has no separate inference tensors).
+class inference_mode(_Mode):
+    """Like ``no_grad``, and ``is_inference_mode_enabled()`` says so; ``mode=False`` turns grad
+    recording on, as PyTorch's does (ember has no separate inference tensors).
 
     >>> import ember
     >>> with ember.inference_mode():
-    ...     (ember.ones(1, requires_grad=True) * 2).requires_grad
-    False
+    ...     (ember.ones(1, requires_grad=True) * 2).requires_grad, ember.is_inference_mode_enabled()
+    (False, True)
     """
+
+    _attr = "grad_and_inference"
 
     def __new__(cls, mode=True):
         self = super().__new__(cls)
@@ -167,7 +180,7 @@ class inference_mode(_GradMode):
         return self
 
     def __init__(self, mode: bool = True) -> None:
-        super().__init__(not mode)
+        super().__init__((False, True) if mode else (True, False))
 
 
 class set_grad_enabled(_GradMode):
@@ -192,6 +205,16 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn):
         state.grad_enabled = self._saved.pop()  # used as a decorator: undo the eager switch
         return super().__call__(fn)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether code runs inside ``inference_mode``.
+
+    >>> import ember
+    >>> ember.is_inference_mode_enabled()
+    False
+    """
+    return state.inference
 
 
 def is_grad_enabled() -> bool:
