@@ -374,21 +374,22 @@ def lstsq(a: Tensor, b: Tensor, rcond: float | None = None, *, driver: str | Non
     if rcond is None:
         rcond = _dt.finfo(a.dtype).eps * max(m, n)
     x = apply(LS.Lstsq(rcond=float(rcond)), a, rhs)
-    batch = tuple(x.shape[:-2])
+    batch = tuple(a.shape[:-2])  # rank and singular values: per matrix of A, unbroadcast
     empty_real = a.new_zeros((0,))
     with no_grad():
-        a_b = a.detach().expand(*batch, m, n)
-        s = svdvals(a_b) if m and n else a.new_zeros(batch + (0,))
+        s = svdvals(a.detach()) if m and n else a.new_zeros(batch + (0,))
         if driver == "gels":
             rank = a.new_zeros((0,), dtype=_dt.int64)
-        elif s.shape[-1] == 0:
+        elif s.shape[-1] == 0 or rhs.shape[-1] == 0:
             rank = a.new_zeros(batch, dtype=_dt.int64)
         else:
             rank = (s > rcond * s[..., :1]).to(_dt.int64).sum(-1)
     residuals = empty_real
     if m > n and driver != "gelsy":
         if driver == "gels" or bool((rank == n).all().item()):
-            residuals = (((a @ x) - rhs) ** 2).sum(-2)
+            residuals = ((a @ x - rhs) ** 2).sum(-2)
+        if driver == "gels" and n == 0:  # LAPACK's gels returns at once: nothing computed
+            residuals = residuals * 0
     values = s if driver in ("gelsd", "gelss") else empty_real
     return RT.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)
 

@@ -46,9 +46,16 @@ def _check_weights(w: Tensor, name: str, n_obs: int, integral: bool) -> None:
             f"cov(): expected {name} to have the same numel as there are observations in the "
             f"input but got {w.numel()} != {n_obs}"
         )
-    with no_grad():
-        if w.numel() and bool((w < 0).any().item()):
-            raise ShapeError(f"cov(): {name} cannot be negative")
+    if _has_values(w):
+        with no_grad():
+            if w.numel() and bool((w < 0).any().item()):
+                raise ShapeError(f"cov(): {name} cannot be negative")
+
+
+def _has_values(t) -> bool:
+    """Whether ``t`` holds data (a symbolic tensor of a graph being built does not: the checks
+    on its values are left to eager runs)."""
+    return not (isinstance(t, Tensor) and getattr(t._data, "is_symbol", False))
 
 
 def cov(
@@ -85,19 +92,27 @@ def cov(
         norm = w_sum - correction * (w * aweights).sum() / w_sum
     else:
         norm = w_sum - correction
-    with no_grad():
-        few = norm <= 0 if not isinstance(norm, Tensor) else bool((norm <= 0).item())
+    if isinstance(norm, Tensor):
+        if _has_values(norm):
+            with no_grad():
+                _warn_dof(bool((norm <= 0).item()))
+        norm = where(norm <= 0, norm * 0, norm)
+    else:
+        _warn_dof(norm <= 0)
+        norm = max(norm, 0)
+    centered = x - avg.unsqueeze(1)
+    c = mm(centered, (centered if w is None else centered * w).transpose(0, 1))
+    return (c / norm).squeeze()
+
+
+def _warn_dof(few: bool) -> None:
     if few:
         warnings.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "number of observations.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-        norm = norm * 0
-    centered = x - avg.unsqueeze(1)
-    c = mm(centered, (centered if w is None else centered * w).transpose(0, 1))
-    return (c / norm).squeeze()
 
 
 def corrcoef(input: Tensor) -> Tensor:

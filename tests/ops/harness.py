@@ -299,6 +299,7 @@ ONNX_UNSUPPORTED: dict[str, str] = {
     "value with every boundary (Less / LessOrEqual, ReduceSum), not written yet",
     "Histc": "histc: no ONNX operator (a one-hot count over bins would do), not written yet",
     "I0": "i0 (Bessel): no ONNX operator; its series is computed in the op, not in ember ops",
+    "Pinv": "pinverse / lstsq: ONNX has no SVD operator",
     "SpMM": "sparse @ dense: ONNX has no sparse product (Gather + Mul + ScatterND would do), not "
     "written yet",
     "SparseToDense": "sparse to_dense: a ScatterND with reduction='add' would do, not written yet",

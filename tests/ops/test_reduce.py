@@ -380,6 +380,18 @@ CASES = [
     ),
     OpCase("norm_p3", lambda m, a: m.norm(a, 3, 1), [(3, 4)], ref=lambda a: pnorm(a, 3, 1)),
     OpCase(
+        "renorm",
+        lambda m, a: m.renorm(a, 2, 0, 1.5),
+        [(4, 3)],
+        ref=lambda a: a * np.minimum(1, 1.5 / (pnorm(a, 2, 1)[:, None] + 1e-7)),
+    ),
+    OpCase(
+        "renorm_p1_last_dim",
+        lambda m, a: a.renorm(1, -1, 2.0),
+        [(2, 3, 4)],
+        ref=lambda a: a * np.minimum(1, 2.0 / (S(np.abs(a), (0, 1)) + 1e-7)),
+    ),
+    OpCase(
         "norm_p0",
         lambda m, a: a.norm(0),
         [(3, 4)],
