@@ -235,18 +235,18 @@ class Optimizer:
     def _compile_signature(self) -> tuple:
         """What a trace of ``step`` fixes: each group's structure (non-number values, which
         numbers are zero) and which state entries of each parameter are None."""
-        groups = tuple(
-            tuple((k, _structure(v)) for k, v in group.items() if k != "params")
-            for group in self.param_groups
-        )
-        entries = tuple(
-            tuple(sorted(k for k, v in self.state[p].items() if v is None))
-            if p in self.state
-            else self.lazy_state
-            for group in self.param_groups
-            for p in group["params"]
-        )
-        return groups, entries
+        groups = []
+        entries = []
+        state = self.state
+        for group in self.param_groups:
+            groups.append(tuple([(k, _structure(v)) for k, v in group.items() if k != "params"]))
+            for p in group["params"]:
+                s = state.get(p)
+                if s is None:
+                    entries.append(self.lazy_state)
+                else:
+                    entries.append(tuple(sorted([k for k, v in s.items() if v is None])))
+        return tuple(groups), tuple(entries)
 
     def _compile_guard(self) -> tuple:
         """The state tensors a trace reads, by identity (checked on every call: a state
@@ -431,6 +431,9 @@ def _is_number(v) -> bool:
 
 def _structure(v):
     """What a trace fixes of a hyperparameter: whether a number is zero; anything else itself."""
+    t = type(v)
+    if t is float or t is int:  # the common case, first (called for every key on every call)
+        return v != 0
     if _is_number(v):
         return v != 0
     if isinstance(v, tuple):
