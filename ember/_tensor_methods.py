@@ -12,6 +12,7 @@ from .functions import (
     elementwise_inplace,
     indexing,
     inplace,
+    inplace_forms,
     linalg,
     logical,
     math,
@@ -24,6 +25,7 @@ from .functions import (
     special,
     statistics,
     structure,
+    tensor_flags,
     view_inplace,
 )
 from .sparse import methods as sparse_methods
@@ -32,6 +34,7 @@ FAMILIES = (
     creation, elementwise, math, compare, logical, elementwise_inplace,
     reduce, linalg, shape, indexing, sorting, conversion, inplace, tensor_methods,
     sampling, structure, searching, special, sparse_methods, view_inplace, matrices, statistics,
+    inplace_forms, tensor_flags,
 )  # fmt: skip
 
 
