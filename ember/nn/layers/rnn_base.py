@@ -15,7 +15,9 @@ import math
 import numbers
 import warnings
 
+from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
+from ..._node import named
 from ..._tensor import Tensor
 from ...functions.creation import arange
 from ...functions.math import relu
@@ -371,13 +373,22 @@ class RNNBase(Module):
             h0, c0 = hx, None
         x = input.transpose(0, 1) if self.batch_first else input
         output, h_n, c_n = self._run(x, h0, c0)
+        if is_lstm and self._onednn_layer(x):
+            named(output, "MkldnnRnnLayerBackward0")
         if self.batch_first:
-            output = output.transpose(0, 1)
+            # PyTorch's grad_fn names: its LSTM transposes by one overload, RNN and GRU by another
+            output = named(output.transpose(0, 1), f"TransposeBackward{0 if is_lstm else 1}")
         if not is_batched:
-            output = output.squeeze(batch_dim)
-            h_n = h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if c_n is not None else None
+            output = named(output.squeeze(batch_dim), "SqueezeBackward1")
+            h_n = named(h_n.squeeze(1), "SqueezeBackward1")
+            c_n = named(c_n.squeeze(1), "SqueezeBackward1") if c_n is not None else None
         return output, h_n, c_n
+
+    def _onednn_layer(self, input: Tensor) -> bool:
+        """Whether PyTorch's CPU build runs this LSTM by oneDNN, whose last layer's output then
+        shows ``MkldnnRnnLayerBackward0``: float32, one direction, no projection."""
+        one_way = not self.bidirectional and self.proj_size == 0
+        return one_way and input.dtype == _dt.float32 and input.device.type == "cpu"
 
     def _forward_packed(self, packed, hx, is_lstm: bool):
         """A PackedSequence in, one out (same order indices); h_n / c_n in the caller's batch
@@ -406,6 +417,7 @@ class RNNBase(Module):
         c0 = states[1] if len(states) > 1 else None
         output, h_n, c_n = self._run(padded, h0, c0, lengths)
         out = pack_padded_sequence(output, lengths, enforce_sorted=True)
+        named(out.data, "CatBackward0")  # PyTorch's packed kernel concatenates the time steps
         out = PackedSequence(out.data, out.batch_sizes, order, unorder)
         if unorder is not None:
             h_n = h_n.index_select(1, unorder.to(h_n.device))
