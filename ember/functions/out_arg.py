@@ -62,6 +62,7 @@ _EXACT = """
     cummax cummin aminmax median nanmedian kthvalue mode sort topk msort softmax log_softmax
     gather scatter scatter_add index_select masked_select take take_along_dim index_add
     index_copy tril triu diag cross histc nonzero searchsorted bucketize multinomial
+    chain_matmul renorm histogram
 """
 _DTYPE = "sum prod cumsum cumprod nansum nanmean"
 _CREATION = "zeros ones empty full arange linspace logspace eye rand randn randint randperm normal"
