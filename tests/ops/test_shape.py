@@ -235,6 +235,44 @@ CASES = [
         ref=lambda a: np.concatenate([a[:2], 2 * a[2:4], 3 * a[4:]]),
     ),
     OpCase(
+        "split_with_sizes",
+        lambda m, a: _weighted_cat(m, m.split_with_sizes(a, [2, 1], 1)),
+        [(2, 3)],
+        ref=lambda a: np.concatenate([a[:, :2].ravel(), 2 * a[:, 2:].ravel()]),
+    ),
+    OpCase(
+        "hsplit",
+        lambda m, a: _weighted_cat(m, m.hsplit(a, 2)),
+        [(3, 4)],
+        ref=lambda a: np.concatenate([a[:, :2].ravel(), 2 * a[:, 2:].ravel()]),
+    ),
+    OpCase(
+        "hsplit_1d_indices",
+        lambda m, a: _weighted_cat(m, a.hsplit([1, 3])),
+        [(5,)],
+        ref=lambda a: np.concatenate([a[:1], 2 * a[1:3], 3 * a[3:]]),
+    ),
+    OpCase(
+        "vsplit",
+        lambda m, a: _weighted_cat(m, a.vsplit([1])),
+        [(3, 2)],
+        ref=lambda a: np.concatenate([a[:1].ravel(), 2 * a[1:].ravel()]),
+    ),
+    OpCase(
+        "dsplit",
+        lambda m, a: _weighted_cat(m, m.dsplit(a, 3)),
+        [(2, 1, 6)],
+        ref=lambda a: np.concatenate(
+            [(k + 1) * a[..., 2 * k : 2 * k + 2].ravel() for k in range(3)]
+        ),
+    ),
+    OpCase(
+        "sum_to_size",
+        lambda m, a: a.sum_to_size(3, 1),
+        [(2, 3, 4)],
+        ref=lambda a: a.sum(axis=(0, 2))[:, None],
+    ),
+    OpCase(
         "unbind",
         lambda m, a: _weighted_cat(m, a.unbind(1)),
         [(2, 3)],
@@ -388,6 +426,26 @@ def test_cat_promotion_matches_torch():
             r"split_sizes to sum exactly to 5 .* split_sizes=\[2, 2\]",
         ),
         (lambda: ember.zeros(5).chunk(0), ember.ShapeError, "greater than 0"),
+        (
+            lambda: ember.hsplit(ember.zeros(2, 4), 3),
+            ember.ShapeError,
+            "not divisible by the split_size 3",
+        ),
+        (
+            lambda: ember.vsplit(ember.zeros(4), 2),
+            ember.ShapeError,
+            "at least 2 dimension, but got a tensor with 1",
+        ),
+        (
+            lambda: ember.dsplit(ember.zeros(2, 2), 2),
+            ember.ShapeError,
+            "at least 3 dimension, but got a tensor with 2",
+        ),
+        (
+            lambda: ember.zeros(2, 3).sum_to_size(3, 3),
+            ember.ShapeError,
+            r"size \[3, 3\] is not expandable to size \[2, 3\]",
+        ),
         (lambda: ember.zeros(2, 3).repeat(2), ember.ShapeError, "can not be smaller"),
         (lambda: ember.zeros(3).roll((1, 2), 0), ember.ShapeError, "must align"),
         (lambda: ember.zeros(2).unsqueeze(3), ember.EmberIndexError, "dimension out of range"),

@@ -16,7 +16,7 @@ gathers their ``__all__`` and ``TENSOR_METHODS``.
 """
 
 from ._arguments import _dims_arg, _shape_arg, infer_shape
-from .broadcasting import broadcast_to, expand, expand_as
+from .broadcasting import broadcast_to, expand, expand_as, sum_to_size
 from .flip_roll_repeat import flip, fliplr, flipud, repeat, roll, tile
 from .joining import (
     _same_dtype,
@@ -44,7 +44,18 @@ from .reshaping import (
     view,
     view_as,
 )
-from .slicing import chunk, narrow, select, split, tensor_split, unbind
+from .slicing import (
+    chunk,
+    dsplit,
+    hsplit,
+    narrow,
+    select,
+    split,
+    split_with_sizes,
+    tensor_split,
+    unbind,
+    vsplit,
+)
 
 __all__ = [
     "reshape",
@@ -70,6 +81,10 @@ __all__ = [
     "chunk",
     "tensor_split",
     "unbind",
+    "split_with_sizes",
+    "hsplit",
+    "vsplit",
+    "dsplit",
     "cat",
     "concat",
     "concatenate",
@@ -113,6 +128,11 @@ TENSOR_METHODS = {
     "chunk": chunk,
     "tensor_split": tensor_split,
     "unbind": unbind,
+    "split_with_sizes": split_with_sizes,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "sum_to_size": sum_to_size,
     "flip": flip,
     "fliplr": fliplr,
     "flipud": flipud,

@@ -73,3 +73,23 @@ def broadcast_to(input: Tensor, size) -> Tensor:
     ember.Size([2, 3])
     """
     return expand(input, tuple(size))
+
+
+def sum_to_size(input: Tensor, *size) -> Tensor:
+    """``input`` summed down to ``size``, which must expand to ``input``'s shape (the reverse
+    of ``expand``).
+
+    >>> import ember
+    >>> ember.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    from ...ops.broadcast import sum_to
+
+    shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
+    target = tuple(input.shape)
+    lead = len(target) - len(shape)
+    if lead < 0 or any(s not in (1, t) for s, t in zip(shape, target[lead:])):
+        raise ShapeError(
+            f"sum_to_size: size {list(shape)} is not expandable to size {list(target)}"
+        )
+    return sum_to(input, shape)

@@ -130,6 +130,60 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(slice_dim(input, d, a, max(a, b)) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Split into pieces of the given sizes along ``dim`` (they must sum to its size).
+
+    >>> import ember
+    >>> [p.tolist() for p in ember.arange(5).split_with_sizes([3, 2])]
+    [[0, 1, 2], [3, 4]]
+    """
+    return split(input, list(split_sizes), dim)
+
+
+def _split_along(input: Tensor, sections, dim: int, name: str, min_ndim: int) -> tuple:
+    if input.ndim < min_ndim:
+        raise ShapeError(
+            f"torch.{name} requires a tensor with at least {min_ndim} dimension, but got a tensor "
+            f"with {input.ndim} dimensions!"
+        )
+    if isinstance(sections, int) and sections > 0 and input.shape[dim] % sections:
+        raise ShapeError(
+            f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+            f"dimension {input.shape[dim]} is not divisible by the split_size {sections}!"
+        )
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along the columns (dim 1; dim 0 of a 1-D tensor), equal sections only.
+
+    >>> import ember
+    >>> [p.shape for p in ember.ones(2, 4).hsplit(2)]
+    [ember.Size([2, 2]), ember.Size([2, 2])]
+    """
+    return _split_along(input, indices_or_sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
+
+
+def vsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along the rows (dim 0) of a tensor of 2 or more dims.
+
+    >>> import ember
+    >>> [p.shape for p in ember.vsplit(ember.ones(4, 2), [1])]
+    [ember.Size([1, 2]), ember.Size([3, 2])]
+    """
+    return _split_along(input, indices_or_sections, 0, "vsplit", 2)
+
+
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along the depth (dim 2) of a tensor of 3 or more dims.
+
+    >>> import ember
+    >>> len(ember.dsplit(ember.ones(1, 1, 6), 3))
+    3
+    """
+    return _split_along(input, indices_or_sections, 2, "dsplit", 3)
+
+
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices along ``dim``, each with that dimension removed (views).
 
