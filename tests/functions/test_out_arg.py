@@ -196,6 +196,7 @@ CASES = [
     C("arange", 5),
     C("arange", 1.0, 2.0, 0.25),
     C("linspace", 0.0, 1.0, 5),
+    C("logspace", 0.0, 2.0, 5),
     C("eye", 3),
     C("tril_indices", 3, 3),
     C("triu_indices", 3, 4, 1),
