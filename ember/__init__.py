@@ -101,6 +101,7 @@ from .functions.linalg import *  # noqa: F403
 from .functions.logical import *  # noqa: F403
 from .functions.math import *  # noqa: F403
 from .functions.matrices import *  # noqa: F403
+from .functions.numpy_names import add_numpy_names as _add_numpy_names
 from .functions.out_arg import add_out_argument as _add_out_argument
 from .functions.reduce import *  # noqa: F403
 from .functions.sampling import *  # noqa: F403
@@ -130,6 +131,7 @@ from .static import compile  # noqa: E402,A004  (ember.compile)
 
 cpu = _register_cpu()  # ember.cpu, ember.cpu.amp, ember.cuda.amp
 _add_out_argument(globals())  # ember.add(x, y, out=r): PyTorch's out= keyword
+_add_numpy_names(globals(), [n for n in list(globals()) if not n.startswith("_")])  # axis=
 from .utils.summary import summary
 
 float = float32  # noqa: A001

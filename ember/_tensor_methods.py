@@ -28,6 +28,7 @@ from .functions import (
     tensor_flags,
     view_inplace,
 )
+from .functions.numpy_names import accept_numpy_names
 from .sparse import methods as sparse_methods
 
 FAMILIES = (
@@ -41,7 +42,7 @@ FAMILIES = (
 def attach() -> None:
     for module in FAMILIES:
         for name, fn in module.TENSOR_METHODS.items():
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, fn if name.startswith("__") else accept_numpy_names(fn))
 
 
 attach()
