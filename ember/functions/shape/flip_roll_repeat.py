@@ -9,6 +9,7 @@ tensor([3, 1, 2])
 from __future__ import annotations
 
 from ..._errors import ShapeError
+from ..._node import named
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
 from ...ops import movement as M
@@ -101,13 +102,16 @@ def repeat(input: Tensor, *sizes) -> Tensor:
         inter += [1, s]
         big += [r, s]
         final.append(r * s)
-    if all(r == 1 for r in reps):  # nothing to tile: still a copy, as in PyTorch
-        from ..conversion import clone
+    from ..conversion import clone
 
-        return clone(_reshape(input, tuple(final)))
+    if all(r == 1 for r in reps):  # nothing to tile: still a copy, as in PyTorch
+        return named(clone(_reshape(input, tuple(final))), "RepeatBackward0")
     x = _reshape(input, tuple(inter))
     x = apply(Expand(tuple(big)), x)
-    return _reshape(x, tuple(final))
+    out = _reshape(x, tuple(final))
+    if all(s == 1 for r, s in zip(reps, shape) if r > 1):  # the reshape kept the broadcast
+        out = clone(out)  # view (stride 0): PyTorch's repeat always copies
+    return named(out, "RepeatBackward0")
 
 
 def tile(input: Tensor, dims) -> Tensor:
