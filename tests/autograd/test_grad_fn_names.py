@@ -249,6 +249,18 @@ CASES = {
     "nn.TransformerEncoderLayer": lambda T: T.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0)(
         _r(T, 3, 2, 4)
     ),
+    "mT": lambda T: _r(T, 2, 4, 3).mT,
+    "nn.LSTM 2 layers batch_first": lambda T: _rnn(
+        T, "LSTM", _r(T, 2, 5, 3), num_layers=2, batch_first=True
+    )[0],
+    "nn.LSTM output": lambda T: _rnn(T, "LSTM", _r(T, 5, 2, 3))[0],
+    "nn.RNN output batch_first": lambda T: _rnn(T, "RNN", _r(T, 2, 5, 3), batch_first=True)[0],
+    "repeat": lambda T: _r(T, 4, 3).repeat(2, 1),
+    "squeeze()": lambda T: _r(T, 1, 4, 3).squeeze(),
+    "squeeze(dim)": lambda T: _r(T, 1, 4, 3).squeeze(0),
+    "t": lambda T: _r(T, 4, 3).t(),
+    "transpose": lambda T: _r(T, 2, 4, 3).transpose(0, 1),
+    "unsqueeze": lambda T: _r(T, 4, 3).unsqueeze(0),
 }
 
 # name -> (torch's grad_fn name, ember's, why they differ). Most are view functions of
@@ -256,13 +268,6 @@ CASES = {
 # or places where torch's CPU kernels choose an implementation whose node shows through.
 KNOWN_DIFFERENCES = {
     "reshape non-contiguous": ("UnsafeViewBackward0", "ViewBackward0", "copying reshape"),
-    "transpose": ("TransposeBackward0", "PermuteBackward0", "one Permute op for all"),
-    "t": ("TBackward0", "PermuteBackward0", "one Permute op for all"),
-    "mT": ("TransposeBackward0", "PermuteBackward0", "one Permute op for all"),
-    "unsqueeze": ("UnsqueezeBackward0", "ViewBackward0", "one Reshape op for all"),
-    "squeeze()": ("SqueezeBackward0", "ViewBackward0", "one Reshape op for all"),
-    "squeeze(dim)": ("SqueezeBackward1", "ViewBackward0", "one Reshape op for all"),
-    "repeat": ("RepeatBackward0", "ViewBackward0", "expand + reshape"),
     "split": ("SplitBackward0", "SliceBackward0", "each piece is a slice"),
     "chunk": ("SplitBackward0", "SliceBackward0", "each piece is a slice"),
     "unbind": ("UnbindBackward0", "SelectBackward0", "each piece is a select"),
@@ -276,9 +281,6 @@ KNOWN_DIFFERENCES = {
     "norm": ("LinalgVectorNormBackward0", "SafeRootBackward0", "a composite in ember.functions"),
     "logsumexp": ("LogsumexpBackward0", "ViewBackward0", "a composite in ember.functions"),
     "F.cross_entropy probabilities": ("DivBackward1", "DivBackward0", "scalar-divisor overload"),
-    "nn.RNN output batch_first": ("TransposeBackward1", "PermuteBackward0", "one Permute op"),
-    "nn.LSTM output": ("MkldnnRnnLayerBackward0", "StackBackward0", "torch's oneDNN kernel"),
-    "nn.LSTM 2 layers batch_first": ("TransposeBackward0", "PermuteBackward0", "one Permute op"),
     "F.scaled_dot_product_attention 4-D": (
         "ScaledDotProductFlashAttentionForCpuBackward0",
         "UnsafeViewBackward0",
@@ -288,13 +290,6 @@ KNOWN_DIFFERENCES = {
 
 KNOWN_CASES = {
     "reshape non-contiguous": lambda T: _r(T, 4, 3).t().reshape(12),
-    "transpose": lambda T: _r(T, 2, 4, 3).transpose(0, 1),
-    "t": lambda T: _r(T, 4, 3).t(),
-    "mT": lambda T: _r(T, 2, 4, 3).mT,
-    "unsqueeze": lambda T: _r(T, 4, 3).unsqueeze(0),
-    "squeeze()": lambda T: _r(T, 1, 4, 3).squeeze(),
-    "squeeze(dim)": lambda T: _r(T, 1, 4, 3).squeeze(0),
-    "repeat": lambda T: _r(T, 4, 3).repeat(2, 1),
     "split": lambda T: T.split(_r(T, 4, 3), 2)[0],
     "chunk": lambda T: T.chunk(_r(T, 4, 3), 2)[1],
     "unbind": lambda T: T.unbind(_r(T, 4, 3))[0],
@@ -310,11 +305,6 @@ KNOWN_CASES = {
     "F.cross_entropy probabilities": lambda T: F(T).cross_entropy(
         _r(T, 4, 3), T.full((4, 3), 1 / 3)
     ),
-    "nn.RNN output batch_first": lambda T: _rnn(T, "RNN", _r(T, 2, 5, 3), batch_first=True)[0],
-    "nn.LSTM output": lambda T: _rnn(T, "LSTM", _r(T, 5, 2, 3))[0],
-    "nn.LSTM 2 layers batch_first": lambda T: _rnn(
-        T, "LSTM", _r(T, 2, 5, 3), num_layers=2, batch_first=True
-    )[0],
     "F.scaled_dot_product_attention 4-D": lambda T: F(T).scaled_dot_product_attention(
         _r(T, 2, 2, 4, 3), _r(T, 2, 2, 4, 3), _r(T, 2, 2, 4, 3)
     ),

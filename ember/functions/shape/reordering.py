@@ -9,6 +9,7 @@ ember.Size([4, 2, 3])
 from __future__ import annotations
 
 from ..._errors import ShapeError
+from ..._node import named
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
 from ...ops import movement as M
@@ -45,7 +46,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose")
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return apply(M.Permute(tuple(dims)), input)
+    return named(apply(M.Permute(tuple(dims)), input), "TransposeBackward0")
 
 
 def t(input: Tensor) -> Tensor:
@@ -57,7 +58,9 @@ def t(input: Tensor) -> Tensor:
     """
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor with <= 2 dimensions, but got {input.ndim}-D")
-    return transpose(input, 0, -1) if input.ndim == 2 else apply(basic_index(()), input)
+    if input.ndim < 2:
+        return apply(basic_index(()), input)
+    return named(transpose(input, 0, -1), "TBackward0")
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import _caches
 from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
+from ..._node import named
 from ..._shape import wrap_dim
 from ..._tensor import Tensor
 from ...ops import movement as M
@@ -193,7 +194,9 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         drop = {i for i, s in enumerate(shape) if s == 1}
     else:
         drop = {d for d in _dims_arg(dim, len(shape), "squeeze") if shape and shape[d] == 1}
-    return _reshape(input, tuple(s for i, s in enumerate(shape) if i not in drop))
+    out = _reshape(input, tuple(s for i, s in enumerate(shape) if i not in drop))
+    form = 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1  # PyTorch's overload
+    return named(out, f"SqueezeBackward{form}")
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -205,4 +208,4 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """
     shape = input._data.shape
     d = wrap_dim(dim, len(shape) + 1, "unsqueeze")
-    return _reshape(input, shape[:d] + (1,) + shape[d:])
+    return named(_reshape(input, shape[:d] + (1,) + shape[d:]), "UnsqueezeBackward0")
