@@ -13,16 +13,7 @@ from ._runner import corpus
 
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
-XFAIL = {
-    "ex_actor_critic": "grad_fn name of squeeze(-1): Categorical.log_prob's result prints "
-    "grad_fn=<ViewBackward0>, PyTorch's SqueezeBackward1 (ops/movement.py names every view "
-    "ViewBackward0; unsqueeze is UnsqueezeBackward0 in PyTorch)",
-    "ex_fast_neural_style": "Tensor.repeat returns a read-only broadcast view when the tiled "
-    "dims have size 1 (x.unsqueeze(0).repeat(2, 1, 1, 1) then x[1] = ... raises); PyTorch's "
-    "repeat always copies (functions/shape/flip_roll_repeat.py)",
-    "ex_makemore_bigram": "reductions refuse numpy's keyword spellings: P.sum(1, keepdims=True) "
-    "(makemore), also axis= for sum/mean/max/argmax; PyTorch accepts both",
-}
+XFAIL: dict = {}
 
 PROGRAMS = corpus.programs()
 
