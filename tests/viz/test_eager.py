@@ -29,7 +29,7 @@ def test_two_layer_net_nodes_leaves_and_edges():
     names = sorted(a["label"].split("\n")[0] for a in pic.nodes.values())
     assert names == sorted(
         ["output", "SumBackward0", "ReluBackward0"]
-        + ["AddmmBackward0", "MmBackward0", "PermuteBackward0"] * 2
+        + ["AddmmBackward0", "MmBackward0", "TBackward0"] * 2
         + ["AccumulateGrad"] * 4
     )
     # one edge per input that needs a gradient (x needs none) and one into the output
