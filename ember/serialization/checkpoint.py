@@ -15,6 +15,7 @@ import binascii
 import io
 import json
 import os
+import pickle
 from collections.abc import Callable
 from typing import Any, BinaryIO, Union
 
@@ -48,7 +49,14 @@ def _host(t: Tensor) -> np.ndarray:
     return arr
 
 
-def save(obj: Any, f: PathLike | BinaryIO) -> None:
+def save(
+    obj: Any,
+    f: PathLike | BinaryIO,
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Save any picklable object to a safetensors file, atomically: its tensors as tensors.
 
     A tensor or a structure of dicts (str or int keys), lists and tuples of tensors, ints,
@@ -65,17 +73,23 @@ def save(obj: Any, f: PathLike | BinaryIO) -> None:
     temp file in the same folder, fsync and rename, so a crash never leaves a half-written
     file) or a binary file object.
 
+    ``torch.save``'s other arguments are taken so PyTorch code runs: ``pickle_protocol`` is the
+    protocol of the pickled part (2 by default, as PyTorch's); ``pickle_module`` may be
+    Python's ``pickle`` (the pickler ember uses); the two ``_``-arguments choose between
+    PyTorch's file layouts, and ember writes its own either way.
+
     >>> import ember, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
     >>> ember.save({"w": ember.ones(2), "step": 3}, path)
     >>> ember.load(path)
     {'w': tensor([1., 1.]), 'step': 3}
     """
+    _check_pickle_module("save", pickle_module)
     try:
         skeleton, tensors = flatten(obj)
         root = {"version": FORMAT_VERSION, "root": skeleton}
     except NotPlain:
-        data, tensors = _pickled.dumps(obj)
+        data, tensors = _pickled.dumps(obj, pickle_protocol)
         root = {"version": PICKLE_VERSION, "pickle": base64.b64encode(data).decode("ascii")}
     arrays = {name: _host(t) for name, t in tensors.items()}
     try:
@@ -88,6 +102,14 @@ def save(obj: Any, f: PathLike | BinaryIO) -> None:
         return
     with atomic_write(f) as fh:
         _st.write(fh, arrays, metadata)
+
+
+def _check_pickle_module(fn: str, module: Any) -> None:
+    if module is not None and module is not pickle:
+        raise CheckpointError(
+            f"{fn}: pickle_module={getattr(module, '__name__', module)!r} is not supported: "
+            "ember uses Python's pickle (pass pickle_module=pickle, or leave it out)"
+        )
 
 
 def _placer(map_location: MapLocation, source: str) -> Callable[[Tensor, str], Tensor]:
@@ -216,8 +238,10 @@ def _open(f):
 def load(
     f: PathLike | BinaryIO,
     map_location: MapLocation = None,
+    pickle_module: Any = None,
     *,
     weights_only: bool | None = None,
+    mmap: bool | None = None,
     verify: bool = True,
 ) -> Any:
     """Load an object saved by ``ember.save`` (or any safetensors file) with fresh tensors.
@@ -257,6 +281,9 @@ def load(
     Files that are not valid (truncated, corrupt, hostile, other pickles) raise
     ``CheckpointError`` naming the file and the problem.
 
+    ``pickle_module`` may be Python's ``pickle`` (what ember unpickles with) and ``mmap`` is
+    taken as PyTorch's hint: ember reads every tensor into memory of its own either way.
+
     >>> import ember, io
     >>> buf = io.BytesIO()
     >>> ember.save([ember.tensor([1, 2]), (1.5, "a", None)], buf)
@@ -264,6 +291,7 @@ def load(
     >>> ember.load(buf, map_location="cpu")
     [tensor([1, 2]), (1.5, 'a', None)]
     """
+    _check_pickle_module("load", pickle_module)
     weights_only = True if weights_only is None else bool(weights_only)
     if weights_only:
         user_allowed()  # a malformed allowlist fails here, as in torch.load

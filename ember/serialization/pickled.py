@@ -70,8 +70,8 @@ def _seed_names(obj: Any) -> dict[int, tuple[str, Tensor]]:
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file: io.BytesIO, obj: Any) -> None:
-        super().__init__(file, protocol=PROTOCOL)
+    def __init__(self, file: io.BytesIO, obj: Any, protocol: int = PROTOCOL) -> None:
+        super().__init__(file, protocol=protocol)
         self.seeds = _seed_names(obj)
         self.tensors: dict[str, Tensor] = {}
         self.names: dict[int, str] = {}  # id(tensor) -> name (self.tensors keeps it alive)
@@ -101,11 +101,12 @@ class _Pickler(pickle.Pickler):
         return None
 
 
-def dumps(obj: Any) -> tuple[bytes, dict[str, Tensor]]:
-    """The protocol-2 pickle of ``obj`` with its tensors as persistent ids, and the tensors
-    by name (``CheckpointError`` for what pickle refuses, naming it)."""
+def dumps(obj: Any, protocol: int = PROTOCOL) -> tuple[bytes, dict[str, Tensor]]:
+    """The pickle of ``obj`` (protocol 2, PyTorch's, unless given) with its tensors as
+    persistent ids, and the tensors by name (``CheckpointError`` for what pickle refuses,
+    naming it)."""
     buf = io.BytesIO()
-    pickler = _Pickler(buf, obj)
+    pickler = _Pickler(buf, obj, protocol)
     try:
         pickler.dump(obj)
     except CheckpointError:
