@@ -85,6 +85,18 @@ class _NormBase(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
+    _version = 2  # version 2 added num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args) -> None:
+        # A state dict without version metadata (a plain dict, or one saved before version 2)
+        # may lack num_batches_tracked: keep the module's count instead of calling it missing.
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats:
+            if key not in state_dict:
+                state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with no_grad():
