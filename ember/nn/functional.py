@@ -62,6 +62,7 @@ from ._functional.distance import *  # noqa: F403
 from ._functional.dropout import *  # noqa: F403
 from ._functional.dropout import dropout  # noqa: F401  (ember.functions.dropout)
 from ._functional.embedding import *  # noqa: F403
+from ._functional.embedding_bag import embedding_bag
 from ._functional.linear import bilinear, linear  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy,
@@ -108,6 +109,7 @@ __all__ = [
     *_distance.__all__,
     *_dropout.__all__,
     *_embedding.__all__,
+    "embedding_bag",
     *_loss_likelihood.__all__,
     *_loss_margin.__all__,
     *_resampling.__all__,

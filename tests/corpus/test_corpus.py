@@ -14,7 +14,6 @@ from ._runner import corpus
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
 XFAIL: dict = {
-    "rc_embedding_bag_fold": "nn.EmbeddingBag.from_pretrained is missing",
     "rc_parametrize": "torch.nn.utils.parametrize (register_parametrization, cached, "
     "remove_parametrizations) and torch.nn.utils.parametrizations are missing",
     "rc_prune": "torch.nn.utils.prune (l1_unstructured, remove, is_pruned) is missing",

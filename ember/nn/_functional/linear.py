@@ -52,5 +52,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     >>> F.bilinear(ember.ones(1, 2), ember.ones(1, 3), ember.ones(4, 2, 3)).tolist()
     [[6.0, 6.0, 6.0, 6.0]]
     """
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    # PyTorch's node is a view of its _trilinear product (a bias adds an AddBackward0)
+    out = named(einsum("...i,oij,...j->...o", input1, weight, input2), "ViewBackward0")
     return out if bias is None else out + bias

@@ -12,6 +12,7 @@ from ..._errors import EmberError, ShapeError
 from ..._tensor import Tensor
 from .. import init
 from .._functional.embedding import embedding
+from .._functional.embedding_bag import embedding_bag
 from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty, _module_error
@@ -49,6 +50,28 @@ class EmbeddingBag(Module):
         if _weight is None:
             self.reset_parameters()
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:  # fmt: skip
+        """An EmbeddingBag holding ``embeddings`` (frozen unless ``freeze=False``).
+
+        >>> import ember
+        >>> bag = ember.nn.EmbeddingBag.from_pretrained(ember.eye(3), mode="sum")
+        >>> bag(ember.tensor([[0, 2]])), bag.weight.requires_grad
+        (tensor([[1., 0., 1.]]), False)
+        """
+        if embeddings.dim() != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, dim = embeddings.shape
+        bag = cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  _weight=embeddings, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)  # fmt: skip
+        bag.weight.requires_grad = not freeze
+        return bag
+
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
@@ -59,58 +82,13 @@ class EmbeddingBag(Module):
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:  # fmt: skip
-        from ...functions.creation import zeros
-        from ...functions.shape import stack
-
-        if input.ndim == 2:
-            if offsets is not None:
-                raise ShapeError("EmbeddingBag: if input is 2D, then offsets has to be None")
-            n, length = input.shape
-            flat = input.reshape(-1)
-            starts = list(range(0, n * length, length))
-        elif input.ndim == 1:
-            if offsets is None or offsets.ndim != 1:
-                raise ShapeError("EmbeddingBag: offsets has to be a 1D tensor for a 1D input")
-            flat = input
-            starts = [int(v) for v in offsets.tolist()]
-            if self.include_last_offset:
-                starts = starts[:-1]
-        else:
-            raise ShapeError(
-                f"EmbeddingBag: input has to be 1D or 2D, got shape {tuple(input.shape)}"
-            )
-        ends = starts[1:] + [flat.shape[0]]
-        rows = self.weight.index_select(0, flat.long())
-        if per_sample_weights is not None:
-            if self.mode != "sum":
-                raise ShapeError(
-                    "EmbeddingBag: per_sample_weights is only supported for mode='sum'"
-                )
-            rows = rows * per_sample_weights.reshape(-1, 1)
-        keep = None
-        if self.padding_idx is not None:
-            keep = (flat != self.padding_idx).to(rows.dtype).unsqueeze(1)
-            rows = rows * keep
-        bags = []
-        for s, e in zip(starts, ends):
-            if e <= s:
-                bags.append(zeros(self.embedding_dim, dtype=rows.dtype, device=rows.device))
-                continue
-            chunk = rows[s:e]
-            if self.mode == "sum":
-                bags.append(chunk.sum(0))
-            elif self.mode == "mean":
-                count = keep[s:e].sum() if keep is not None else e - s
-                bags.append(chunk.sum(0) / count)
-            elif keep is None:
-                bags.append(chunk.amax(0))
-            else:  # padding rows take no part in the maximum (a bag of padding only gives 0)
-                from ...functions.elementwise import where
-
-                inside = keep[s:e] > 0
-                best = where(inside, chunk, chunk * 0 + float("-inf")).amax(0)
-                bags.append(where(inside.any(0), best, best * 0))
-        return stack(bags, 0) if bags else zeros(0, self.embedding_dim, device=rows.device)
+        try:
+            return embedding_bag(input, self.weight, offsets, mode=self.mode,
+                                 per_sample_weights=per_sample_weights,
+                                 include_last_offset=self.include_last_offset,
+                                 padding_idx=self.padding_idx)  # fmt: skip
+        except ShapeError as e:
+            raise ShapeError(str(e).replace("embedding_bag:", "EmbeddingBag:", 1)) from None
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
