@@ -16,7 +16,6 @@ from ._runner import corpus
 XFAIL: dict = {
     "rc_parametrize": "torch.nn.utils.parametrize (register_parametrization, cached, "
     "remove_parametrizations) and torch.nn.utils.parametrizations are missing",
-    "rc_prune": "torch.nn.utils.prune (l1_unstructured, remove, is_pruned) is missing",
     "rc_swa": "torch.optim.swa_utils (AveragedModel, SWALR, update_bn, get_ema_multi_avg_fn) "
     "is missing",
 }

@@ -8,7 +8,7 @@ normalization and (in ``ember.nn.utils.rnn``) packed sequences, as PyTorch's ``t
 tensor(5.)
 """
 
-from . import rnn
+from . import prune, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -29,6 +29,7 @@ __all__ = [
     "parameters_to_vector",
     "vector_to_parameters",
     "rnn",
+    "prune",
     "weight_norm",
     "remove_weight_norm",
     "spectral_norm",
