@@ -7,7 +7,7 @@ LBFGS, and LR schedulers in ``lr_scheduler``.
 >>> opt.zero_grad()
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -22,6 +22,6 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
-    "lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
-    "Adagrad", "Adadelta", "Rprop", "ASGD", "LBFGS",
+    "lr_scheduler", "swa_utils", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam",
+    "RMSprop", "Adagrad", "Adadelta", "Rprop", "ASGD", "LBFGS",
 ]  # fmt: skip
