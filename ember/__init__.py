@@ -40,12 +40,18 @@ from ._aliases import (  # noqa: E402  (torch.cuda / torch.backends / torch.acce
 )
 from ._caches import clear_caches
 from ._config import (
+    are_deterministic_algorithms_enabled,
     enable_grad,
+    get_num_threads,
     inference_mode,
+    is_anomaly_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+    set_num_threads,
+    use_deterministic_algorithms,
 )
 from ._errors import (
     AutogradError,
@@ -57,7 +63,7 @@ from ._errors import (
 )
 from ._legacy import CPU_TYPES as _CPU_TYPES
 from ._repr import get_printoptions, printoptions, set_printoptions
-from ._shape import broadcast_shapes as _broadcast_shapes
+from ._shape import broadcast_shapes_of as _broadcast_shapes_of
 from ._tensor import Size, Tensor
 from .amp.autocast_mode import (
     autocast,
@@ -111,6 +117,7 @@ from .functions.sorting import *  # noqa: F403
 from .functions.special import *  # noqa: F403
 from .functions.statistics import *  # noqa: F403
 from .functions.structure import *  # noqa: F403
+from .functions.tensor_flags import is_complex, is_nonzero
 from .linalg import _torch_slogdet as slogdet
 from .linalg import _torch_svd as svd
 from .linalg import cholesky, det, logdet, matrix_power
@@ -170,7 +177,7 @@ def broadcast_shapes(*shapes) -> Size:
     >>> ember.broadcast_shapes((2, 1), (3,))
     ember.Size([2, 3])
     """
-    return Size(_broadcast_shapes("broadcast_shapes", *(tuple(s) for s in shapes)))
+    return Size(_broadcast_shapes_of(*shapes))
 
 
 __version__ = "0.1.0"

@@ -289,3 +289,83 @@ def graph_tracer(*tensors):
         if getattr(getattr(t, "_data", None), "is_symbol", False):
             return tr
     return None
+
+
+# ---- process-wide settings (PyTorch keeps these global, not per thread) -----------------
+
+
+class _Settings:
+    deterministic = False
+    deterministic_warn_only = False
+    num_threads: int | None = None  # None: as OpenBLAS starts (its env variables, else cores)
+
+
+settings = _Settings()
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Ask for deterministic algorithms, as ``torch.use_deterministic_algorithms``.
+
+    ember's CPU kernels (NumPy) already give the same bits run after run, so this records
+    the choice for ``are_deterministic_algorithms_enabled``.
+
+    >>> import ember
+    >>> ember.use_deterministic_algorithms(True); ember.are_deterministic_algorithms_enabled()
+    True
+    >>> ember.use_deterministic_algorithms(False)
+    """
+    if not isinstance(mode, bool):
+        raise TypeError(
+            f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
+            f"{type(mode).__name__}"
+        )
+    settings.deterministic = mode
+    settings.deterministic_warn_only = bool(warn_only)  # kept even with mode off, as torch
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in force.
+
+    >>> import ember
+    >>> ember.are_deterministic_algorithms_enabled()
+    False
+    """
+    return settings.deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether deterministic mode was asked for with ``warn_only=True``.
+
+    >>> import ember
+    >>> ember.is_deterministic_algorithms_warn_only_enabled()
+    False
+    """
+    return settings.deterministic_warn_only
+
+
+def set_num_threads(n: int) -> None:
+    """Cap the threads ember's own parallel CPU work uses (the convolutions' copy workers);
+    ``get_num_threads`` reports it. BLAS keeps the threads it started with.
+
+    >>> import ember
+    >>> ember.set_num_threads(1); ember.get_num_threads()
+    1
+    """
+    if int(n) < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    settings.num_threads = int(n)
+
+
+def get_num_threads() -> int:
+    """The threads for parallel CPU work: ``set_num_threads``'s value, else as OpenBLAS
+    starts (``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``, else one per core).
+
+    >>> import ember
+    >>> ember.get_num_threads() >= 1
+    True
+    """
+    if settings.num_threads is not None:
+        return settings.num_threads
+    from .ops.conv import _blas_threads
+
+    return _blas_threads()

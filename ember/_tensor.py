@@ -32,6 +32,26 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"ember.Size({list(self)})"
 
+    # Slicing, ``+`` and ``*`` give a Size back, as torch.Size's do (a tuple's give a tuple).
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
     def numel(self) -> int:
         n = 1
         for s in self:
@@ -252,6 +272,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
+
+    def _set_requires_grad(self, value: bool, who: str) -> None:
+        """The setter's work; ``who`` opens the error for a non-float dtype (PyTorch words it
+        three ways: the attribute, ``requires_grad_()`` and a factory's ``requires_grad=``)."""
         value = bool(value)
         if self._node is not None:
             if not value:
@@ -261,9 +286,7 @@ class Tensor:
                 )
             return
         if value and not self.is_floating_point():
-            raise DTypeError(
-                f"only tensors of floating point dtype can require gradients (got {self.dtype})"
-            )
+            raise DTypeError(f"{who} can require gradients\n(got {self.dtype})")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -273,7 +296,7 @@ class Tensor:
         >>> ember.ones(2).requires_grad_().requires_grad
         True
         """
-        self.requires_grad = requires_grad
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
         return self
 
     @property

@@ -148,7 +148,7 @@ def test_tensor_errors(data, err, match):
 
 
 def test_requires_grad_needs_float():
-    with pytest.raises(ember.DTypeError, match="only tensors of floating point dtype"):
+    with pytest.raises(ember.DTypeError, match="Only Tensors of floating point and complex dtype"):
         ember.tensor([1, 2], requires_grad=True)
     with pytest.raises(ember.DTypeError, match="floating point"):
         ember.zeros(2, dtype=ember.int64, requires_grad=True)

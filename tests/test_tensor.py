@@ -133,7 +133,7 @@ def test_same_value_as_torch(expr):
             r"size: dimension out of range .* \[-2, 1\], but got 2",
         ),
         ("y.requires_grad_(False)", ember.AutogradError, "only change requires_grad flags of leaf"),
-        ("i.requires_grad_()", ember.DTypeError, "only tensors of floating point dtype"),
+        ("i.requires_grad_()", ember.DTypeError, "only Tensors of floating point dtype"),
     ],
 )
 def test_tensor_errors(expr, err, match):

@@ -78,7 +78,11 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
     rdt, xdt = result.dtype, x.dtype
     if rdt is not xdt:
         if not _dt.can_cast(rdt, xdt):
+            from .._legacy import _BY_DTYPE  # PyTorch names dtypes here as ScalarType: Float
+
+            r, o = (_BY_DTYPE[d].removesuffix("Tensor") for d in (rdt, xdt))
             raise DTypeError(
+                f"result type {r} can't be cast to the desired output type {o}\n"
                 f"{name}: result type {rdt} can't be cast to the desired output type {xdt}"
             )
         result = E.cast(result, xdt)

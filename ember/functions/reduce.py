@@ -364,6 +364,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     if not x.dtype.is_floating_point:
         raise DTypeError(f"norm: expected a floating point tensor as input, got {x.dtype}")
     axis = normalize_dims(dim, x.ndim, "norm")
+    return named(_vector_norm(x, p, axis, keepdim), "LinalgVectorNormBackward0")
+
+
+def _vector_norm(x: Tensor, p, axis, keepdim: bool) -> Tensor:
     if p is None or p == "fro" or p == 2:
         return apply(R.SafeRoot(2.0), apply(R.Sum(axis, keepdim), apply(E.MUL, x, x)))
     if isinstance(p, str):

@@ -24,6 +24,20 @@ def is_complex(self: Tensor) -> bool:
     return False
 
 
+def is_nonzero(self: Tensor) -> bool:
+    """Whether a one-element tensor is not zero (``bool(t)``, as a function).
+
+    >>> import ember
+    >>> ember.is_nonzero(ember.tensor([2])), ember.tensor(0.0).is_nonzero()
+    (True, False)
+    """
+    n = self.numel()
+    if n != 1:
+        what = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+    return bool(self.item())
+
+
 def is_signed(self: Tensor) -> bool:
     """Whether the dtype holds negative numbers (all but bool and uint8).
 
@@ -51,6 +65,7 @@ def _retains_grad(self: Tensor) -> bool:
 __all__: list = []
 TENSOR_METHODS = {
     "is_complex": is_complex,
+    "is_nonzero": is_nonzero,
     "is_signed": is_signed,
     "is_same_size": is_same_size,
     "retains_grad": property(_retains_grad),

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _config
 from .._errors import ShapeError
 from ..backend import memory as _memory
 from ..backend import overrides
@@ -99,7 +100,8 @@ _WORKERS = min(_CORES, 8) if _blas_threads() < _CORES else 1
 def _copy(dst, src) -> None:
     """``dst[...] = src``, split over the CPU cores for large arrays (NumPy drops the GIL)."""
     global _pool, _pool_pid
-    workers = _WORKERS
+    cap = _config.settings.num_threads  # ember.set_num_threads
+    workers = _WORKERS if cap is None else max(1, min(_WORKERS, cap))
     axis = 0 if dst.shape[0] >= workers else 1
     if (
         workers == 1

@@ -30,8 +30,13 @@ def _finish(arr: np.ndarray, device, requires_grad: bool) -> Tensor:
         arr = _backend.to_device(arr, Device(device))
     t = Tensor._make(arr)
     if requires_grad:
-        t.requires_grad = True
+        require_grad(t)
     return t
+
+
+def require_grad(t: Tensor) -> None:
+    """A factory's ``requires_grad=True``, with PyTorch's error for integer dtypes."""
+    t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
 
 
 def _size(size, op: str) -> tuple:

@@ -8,7 +8,7 @@ from ... import backend as _backend
 from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
-from ._arguments import _device, _dtype, _size
+from ._arguments import _device, _dtype, _size, require_grad
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"]
 
@@ -18,7 +18,7 @@ def _filled(fill, shape: tuple, dt: _dt.DType, device, requires_grad: bool) -> T
         fill = np.array(fill).astype(dt.np)[()]
     t = Tensor._make(_backend.full(shape, fill, dt.np, _device(device)))
     if requires_grad:
-        t.requires_grad = True
+        require_grad(t)
     return t
 
 

@@ -21,7 +21,7 @@ from ..._tensor import Size, Tensor
 from ...backend import Device
 from ...ops.base import apply as _apply
 from ...ops.random import Random
-from ._arguments import _dtype, _size
+from ._arguments import _dtype, _size, require_grad
 from .filled import _like
 
 __all__ = ["rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"]
@@ -63,7 +63,7 @@ def _random_op(dist: str, shape: tuple, params: tuple, generator) -> Random:
 def _drawn(op: Random, anchor: Tensor, requires_grad: bool) -> Tensor:
     t = _apply(op, anchor)
     if requires_grad:
-        t.requires_grad = True
+        require_grad(t)
     return t
 
 

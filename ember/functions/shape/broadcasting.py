@@ -33,11 +33,12 @@ def expand(input: Tensor, *sizes) -> Tensor:
             f"the number of dimensions in the tensor ({len(shape)})"
         )
     target = list(sizes)
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):  # the last dimension first, as PyTorch checks
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise ShapeError(
-                    f"expand: the expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
                     f"non-existing dimension {i}"
                 )
             continue
@@ -46,7 +47,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
             target[i] = have
         elif have != s and have != 1:
             raise ShapeError(
-                f"expand: the expanded size of the tensor ({s}) must match the existing size "
+                f"The expanded size of the tensor ({s}) must match the existing size "
                 f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                 f"Tensor sizes: {list(shape)}"
             )
