@@ -8,7 +8,7 @@ normalization and (in ``ember.nn.utils.rnn``) packed sequences, as PyTorch's ``t
 tensor(5.)
 """
 
-from . import prune, rnn
+from . import parametrize, prune, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -30,6 +30,7 @@ __all__ = [
     "vector_to_parameters",
     "rnn",
     "prune",
+    "parametrize",
     "weight_norm",
     "remove_weight_norm",
     "spectral_norm",
