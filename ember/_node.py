@@ -22,6 +22,7 @@ takes that name when ``grad_fn`` hands it out (``typed``), as PyTorch's grad_fn 
 
 from __future__ import annotations
 
+import re
 import weakref
 from functools import cache
 
@@ -159,6 +160,11 @@ class Node:
 
 def freed_error(name: str) -> AutogradError:
     return AutogradError(
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.\n"
         f"{name}: trying to backward through the graph a second time (or to directly access "
         "saved tensors after they have already been freed); saved values are freed when you "
         "call .backward() or autograd.grad(): pass retain_graph=True the first time if you "
@@ -170,9 +176,37 @@ def version_error(name: str, which: str, t: Tensor, now: int, expected: int) -> 
     """The message for a saved tensor changed in place: the op, the tensor, both versions."""
     made_by = f"output of {t._node.name()}" if t._node is not None else "a leaf"
     return AutogradError(
+        f"{_torch_version_line(t, now, expected)}\n"
         f"{name}: one of the variables needed for gradient computation has been modified by "
         f"an inplace operation: {which} [{t.dtype} of shape {tuple(t.shape)}] ({made_by}) is at "
         f"version {now}; expected version {expected} instead{_HINT}"
+    )
+
+
+def _torch_version_line(t: Tensor, now: int, expected: int) -> str:
+    """PyTorch's words for a saved tensor changed in place (its first line, as it prints it)."""
+    from . import _config
+    from ._legacy import _BY_DTYPE
+
+    kind = ("torch.cuda." if t.device.type == "cuda" else "torch.") + _BY_DTYPE[t.dtype]
+    which = ""
+    if t._node is not None:
+        op = re.sub(r"Backward\d*$", "", t._node.name())
+        which = f", which is output {getattr(t._node.op, 'index', 0)} of {op},"
+    if _config.state.anomaly:
+        hint = (
+            "the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        )
+    else:
+        hint = (
+            "enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{kind} {list(t.shape)}]{which} is at version {now}; expected "
+        f"version {expected} instead. Hint: {hint}"
     )
 
 

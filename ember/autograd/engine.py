@@ -107,15 +107,15 @@ def _initial_grads(outputs, grad_outputs) -> list:
             raise AutogradError(f"backward: output {i} is a {type(out).__name__}, not a Tensor")
         if not out._requires_grad:
             raise AutogradError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn "
-                f"(shape {tuple(out.shape)}): nothing it was computed from requires grad, or it "
-                "was computed under no_grad()"
+                f"element {i} of tensors does not require grad and does not have a grad_fn\n"
+                f"element {i} (shape {tuple(out.shape)}): nothing it was computed from requires "
+                "grad, or it was computed under no_grad()"
             )
         g = grad_outputs[i] if i < len(grad_outputs) else None
         if g is None:
             if out._data.size != 1:
                 raise AutogradError(
-                    "grad can be implicitly created only for scalar outputs: output "
+                    "grad can be implicitly created only for scalar outputs\noutput "
                     f"{i} has shape {tuple(out.shape)}; pass gradient= (a tensor of that shape)"
                 )
             g = Tensor._make(full(out._data.shape, 1, out._data.dtype, out.device))
@@ -484,6 +484,7 @@ def grad(
             raise AutogradError(f"grad: input {i} is a {type(t).__name__}, not a Tensor")
         if not t._requires_grad:
             raise AutogradError(
+                "One of the differentiated Tensors does not require grad\n"
                 f"grad: one of the differentiated tensors does not require grad: input {i} "
                 f"(shape {tuple(t.shape)})"
             )
@@ -504,6 +505,8 @@ def grad(
                 g = Tensor._make(full(t._data.shape, 0, t._data.dtype, t.device))
             elif not allow_unused:
                 raise AutogradError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.\n"
                     f"grad: input {i} (shape {tuple(t.shape)}) appears to not have been used in "
                     "the graph of the outputs; pass allow_unused=True to get None for it"
                 )

@@ -42,6 +42,7 @@ def check_inplace_allowed(x: Tensor, name: str) -> None:
         return
     if x._requires_grad and x._node is None:
         raise AutogradError(
+            "a leaf Variable that requires grad is being used in an in-place operation.\n"
             f"{name}: a leaf tensor that requires grad (shape {tuple(x.shape)}) is being used in "
             "an in-place operation; do it under ember.no_grad() or use the out-of-place op"
         )

@@ -77,7 +77,7 @@ def test_retain_graph_allows_a_second_backward():
 def test_backward_on_non_scalar_without_gradient_names_the_shape():
     x = ember.ones(2, 3, requires_grad=True)
     with pytest.raises(
-        AutogradError, match=r"only for scalar outputs: output 0 has shape \(2, 3\)"
+        AutogradError, match=r"only for scalar outputs\noutput 0 has shape \(2, 3\)"
     ):
         (x * 2).backward()
 
