@@ -289,16 +289,13 @@ class Optimizer:
         """Restore hyperparameters and state saved by ``state_dict`` (copies the arrays)."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
-            raise ValueError(
-                f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
-                f"{len(self.param_groups)}"
-            )
+            raise ValueError("loaded state dict has a different number of parameter groups")
         params_by_index = {}
         for mine, saved in zip(self.param_groups, groups):
             if len(mine["params"]) != len(saved["params"]):
                 raise ValueError(
                     "loaded state dict contains a parameter group that doesn't match the size "
-                    f"of optimizer's group ({len(saved['params'])} != {len(mine['params'])})"
+                    "of optimizer's group"
                 )
             for p, i in zip(mine["params"], saved["params"]):
                 params_by_index[int(i)] = p
