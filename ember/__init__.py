@@ -44,6 +44,7 @@ from ._config import (
     enable_grad,
     get_num_threads,
     inference_mode,
+    is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     is_deterministic_algorithms_warn_only_enabled,
     is_grad_enabled,

@@ -20,6 +20,7 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.grad_enabled = True
         self.anomaly = False
+        self.anomaly_check_nan = True  # what anomaly mode checks for NaN/Inf (when it is on)
         self.tracer = None  # set by ember.static while a graph is being built
         self.autocast = None  # ember.amp.autocast_mode.Policy inside an autocast region
         self.inference = False  # inside inference_mode (which also turns grad recording off)
@@ -32,6 +33,15 @@ class _State(threading.local):
     @grad_and_inference.setter
     def grad_and_inference(self, value: tuple) -> None:
         self.grad_enabled, self.inference = value
+
+    @property
+    def anomaly_and_check_nan(self) -> tuple:
+        """``(anomaly, anomaly_check_nan)``: the pair ``detect_anomaly`` sets and restores."""
+        return self.anomaly, self.anomaly_check_nan
+
+    @anomaly_and_check_nan.setter
+    def anomaly_and_check_nan(self, value: tuple) -> None:
+        self.anomaly, self.anomaly_check_nan = value
 
 
 state = _State()
@@ -235,10 +245,10 @@ class detect_anomaly(_Mode):
     ...     y = ember.tensor([1.0, 2.0], requires_grad=True) * 2
     """
 
-    _attr = "anomaly"
+    _attr = "anomaly_and_check_nan"
 
     def __init__(self, check_nan: bool = True) -> None:
-        super().__init__(bool(check_nan))
+        super().__init__((True, bool(check_nan)))
 
 
 class set_detect_anomaly(detect_anomaly):
@@ -253,15 +263,15 @@ class set_detect_anomaly(detect_anomaly):
     """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        _Mode.__init__(self, bool(mode) and check_nan)
-        self._saved.append(state.anomaly)
-        state.anomaly = self._value
+        _Mode.__init__(self, (bool(mode), bool(check_nan)))
+        self._saved.append(state.anomaly_and_check_nan)
+        state.anomaly_and_check_nan = self._value
 
     def __enter__(self):
         return self
 
     def __call__(self, fn):
-        state.anomaly = self._saved.pop()
+        state.anomaly_and_check_nan = self._saved.pop()
         return super().__call__(fn)
 
 
@@ -273,6 +283,18 @@ def is_anomaly_enabled() -> bool:
     False
     """
     return state.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode stops at NaN/Inf (``check_nan``); it records where each op was
+    called either way.
+
+    >>> import ember
+    >>> with ember.autograd.detect_anomaly(check_nan=False):
+    ...     ember.is_anomaly_enabled(), ember.is_anomaly_check_nan_enabled()
+    (True, False)
+    """
+    return state.anomaly_check_nan
 
 
 def graph_tracer(*tensors):

@@ -276,6 +276,8 @@ def _anomaly_vjp(node, g) -> tuple:
 
 
 def _anomaly_backward(node, in_grads) -> None:
+    if not _config.state.anomaly_check_nan:
+        return
     for i, ig in enumerate(in_grads):
         if ig is None or type(ig) is GradSlots:
             continue

@@ -81,3 +81,23 @@ def test_no_false_alarm_on_finite_values():
     with detect_anomaly():
         (x.log() * x).sum().backward()
     assert x.grad is not None
+
+
+def test_check_nan_false_keeps_anomaly_mode_on_as_torch():
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in (torch, ember):
+            assert m.is_anomaly_check_nan_enabled() is True
+            with m.autograd.detect_anomaly(check_nan=False):
+                assert (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled()) == (True, False)
+                x = m.tensor([0.0, 1.0], requires_grad=True)
+                y = x.log()  # -inf: no error without check_nan
+                y.sum().backward()  # the gradient 1/0 = inf: no error either
+                assert m.isinf(x.grad[0])
+            with m.autograd.set_detect_anomaly(True, check_nan=False):
+                assert (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled()) == (True, False)
+            assert (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled()) == (False, True)
