@@ -35,3 +35,23 @@ def batches(device="cpu", n=5):
         )
         for _ in range(n)
     ]
+
+
+def compiled_equals_eager(name: str, kwargs: dict):
+    """Train two equal MLPs with optimizer ``name(**kwargs)``, one eagerly and one through
+    ``ember.compile``, over ``batches()``, checking losses and weights after every step;
+    returns ``(eager optimizer, compiled optimizer, compiled step)``."""
+    from ember.static import passes
+
+    m1, m2 = mlp_pair()
+    o1 = getattr(ember.optim, name)(m1.parameters(), **kwargs)
+    o2 = getattr(ember.optim, name)(m2.parameters(), **kwargs)
+    step = ember.compile(train_step)
+    for x, y in batches():
+        want = train_step(m1, o1, x, y)
+        got = step(m2, o2, x, y)
+        passes.wait_for_kernels()
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+        for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-7, err_msg=k)
+    return o1, o2, step

@@ -22,7 +22,7 @@ from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, numba_source
 from ember.static.trace import ArrayRef
-from tests.static._steps import batches, mlp_pair, train_step
+from tests.static._steps import batches, compiled_equals_eager, mlp_pair, train_step
 from tests.static.test_passes import Bump
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -132,19 +132,7 @@ ADAMS = [
 
 @pytest.mark.parametrize("name,kwargs", ADAMS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ADAMS)])
 def test_a_compiled_adam_step_keeps_no_0d_prologue_and_equals_eager(name, kwargs, jit):
-    m1, m2 = mlp_pair()
-    o1 = getattr(ember.optim, name)(m1.parameters(), **kwargs)
-    o2 = getattr(ember.optim, name)(m2.parameters(), **kwargs)
-    step = ember.compile(train_step)
-    for x, y in batches():
-        want = train_step(m1, o1, x, y)
-        got = step(m2, o2, x, y)
-        passes.wait_for_kernels()
-        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
-        for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
-            np.testing.assert_allclose(
-                b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-7, err_msg=k
-            )
+    _, _, step = compiled_equals_eager(name, kwargs)
     g = step.optimized_graph
     # 0-d elementwise nodes left: per parameter the step counter's ``t + 1`` (stored), and
     # the loss's mean (the step's result)

@@ -19,7 +19,7 @@ from ember.static.passes import fuse
 from ember.static.passes.fuse import FusedElementwise
 from ember.static.passes.fused_renderers import cuda_source, numba_source
 from ember.static.trace import ArrayRef
-from tests.static._steps import batches, mlp_pair, train_step
+from tests.static._steps import batches, compiled_equals_eager, mlp_pair, train_step
 from tests.static.test_passes import Bump
 
 F32 = np.dtype(np.float32)
@@ -162,17 +162,7 @@ SEPARATE = {"Adadelta"}
     "name,kwargs", OPTIMIZERS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)]
 )
 def test_a_compiled_step_equals_eager_with_one_kernel_per_parameter(name, kwargs, jit):
-    m1, m2 = mlp_pair()
-    o1 = getattr(ember.optim, name)(m1.parameters(), **kwargs)
-    o2 = getattr(ember.optim, name)(m2.parameters(), **kwargs)
-    step = ember.compile(train_step)
-    for x, y in batches():
-        want = train_step(m1, o1, x, y)
-        got = step(m2, o2, x, y)
-        passes.wait_for_kernels()
-        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
-        for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
-            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-7, err_msg=k)
+    o1, o2, step = compiled_equals_eager(name, kwargs)
     for (_, s1), s2 in zip(o1.state.items(), o2.state.values()):
         for key, v in s1.items():
             if isinstance(v, ember.Tensor):
