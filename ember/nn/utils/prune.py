@@ -117,37 +117,35 @@ class Identity(BasePruningMethod):
         return default_mask.clone()
 
 
-class L1Unstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` entries (a count, or a fraction of the tensor), first in ``_order``."""
+
+    def __init__(self, amount) -> None:
+        _nparams_to_prune(amount, amount if isinstance(amount, numbers.Integral) else 1)
+        self.amount = amount
+
+    def compute_mask(self, t, default_mask):
+        k = _nparams_to_prune(self.amount, t.numel())
+        mask = default_mask.clone()
+        if k:
+            mask.reshape(-1)[self._order(t)[:k]] = 0
+        return mask
+
+
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries of smallest absolute value."""
 
-    def __init__(self, amount) -> None:
-        _nparams_to_prune(amount, amount if isinstance(amount, numbers.Integral) else 1)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _nparams_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            smallest = t.abs().reshape(-1).argsort(stable=True)[:k]
-            mask.reshape(-1)[smallest] = 0
-        return mask
+    def _order(self, t):
+        return t.abs().reshape(-1).argsort(stable=True)
 
 
-class RandomUnstructured(BasePruningMethod):
+class RandomUnstructured(_Unstructured):
     """Prunes ``amount`` entries drawn at random."""
 
-    def __init__(self, amount) -> None:
-        _nparams_to_prune(amount, amount if isinstance(amount, numbers.Integral) else 1)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
+    def _order(self, t):
         from ...functions.creation import rand
 
-        k = _nparams_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.reshape(-1)[rand(t.numel()).argsort()[:k]] = 0
-        return mask
+        return rand(t.numel()).argsort()
 
 
 def identity(module: Module, name: str) -> Module:
