@@ -54,23 +54,90 @@ class Generator:
         """The seed this generator was last seeded with."""
         return self._seed
 
-    def get_state(self) -> dict:
-        """The generator's state as a plain dict (JSON-able, no pickle).
+    def get_state(self):
+        """The generator's full state as a 1-D ``uint8`` CPU tensor of ``STATE_BYTES`` (56) bytes,
+        as PyTorch's ByteTensor (whose CPU state is 5056 bytes: ember's PCG64 needs fewer).
 
-        For a cuda generator this is its seed only: CuPy's cuRAND state cannot be read back,
-        so ``set_state`` restarts it from the seed."""
-        return {"seed": self._seed, "bit_generator": self.rng.bit_generator.state}
+        The bytes are seven little-endian uint64 words: the seed, PCG64's 128-bit state and
+        increment (low word first), its buffered-uint32 flag and value. For a cuda generator
+        only the seed counts: CuPy's cuRAND state cannot be read back, so ``set_state``
+        restarts it from the seed.
 
-    def set_state(self, state: dict) -> Generator:
-        """Restore a state from ``get_state`` (the same numbers follow)."""
-        if not isinstance(state, dict) or "bit_generator" not in state:
-            from ._errors import EmberError
+        >>> import ember
+        >>> g = ember.Generator().manual_seed(3); s = g.get_state()
+        >>> s.dtype, s.shape
+        (ember.uint8, ember.Size([56]))
+        >>> a = ember.rand(2, generator=g); _ = g.set_state(s)
+        >>> a.tolist() == ember.rand(2, generator=g).tolist()
+        True
+        """
+        from ._tensor import Tensor
 
-            raise EmberError("set_state: expected a state from Generator.get_state()")
-        self._seed = state["seed"]
-        self.rng.bit_generator.state = state["bit_generator"]
+        bg = self.rng.bit_generator.state
+        words = [
+            self._seed,
+            *_split128(bg["state"]["state"]),
+            *_split128(bg["state"]["inc"]),
+            int(bg["has_uint32"]),
+            int(bg["uinteger"]),
+        ]
+        return Tensor._make(np.array(words, dtype="<u8").view(np.uint8).copy())
+
+    def set_state(self, new_state) -> Generator:
+        """Restore a state from ``get_state`` (the same numbers follow); returns the generator.
+        Also takes the dict that ember's ``get_state`` returned before it gave tensors (older
+        checkpoints). A tensor that is not uint8 or not ``STATE_BYTES`` long is refused.
+
+        >>> import ember
+        >>> g = ember.Generator()
+        >>> g.set_state(ember.zeros(3, dtype=ember.uint8))
+        Traceback (most recent call last):
+        ...
+        ember._errors.EmberError: Generator.set_state: RNG state is wrong size: expected 56 bytes...
+        """
+        return self._restore(new_state, "Generator.set_state")
+
+    def _restore(self, new_state, where: str) -> Generator:
+        self._seed, self.rng.bit_generator.state = _decode(new_state, where)
         self._gpu_state = None
         return self
+
+
+STATE_BYTES = 56  # seven uint64 words: seed, PCG64 state (2), increment (2), has_uint32, uinteger
+
+
+def _split128(v: int) -> tuple[int, int]:
+    return v & (2**64 - 1), v >> 64
+
+
+def _decode(state, where: str) -> tuple[int, dict]:
+    """(seed, PCG64 bit-generator state) from a ``get_state`` tensor or an old-style dict."""
+    from ._errors import DTypeError, EmberError
+    from ._tensor import Tensor
+    from .dtypes import uint8
+
+    if isinstance(state, dict):  # ember's states before they were tensors
+        if "bit_generator" not in state or "seed" not in state:
+            raise EmberError(f"{where}: expected a state from get_state(), got a dict without it")
+        return int(state["seed"]), state["bit_generator"]
+    if not isinstance(state, Tensor):
+        raise DTypeError(f"{where}: expected a ByteTensor (uint8), got {type(state).__name__}")
+    if state.dtype != uint8:
+        raise DTypeError(f"{where}: RNG state must be a ByteTensor (uint8), got {state.dtype}")
+    data = np.ascontiguousarray(state.detach().cpu().numpy()).reshape(-1)
+    if data.size != STATE_BYTES:
+        raise EmberError(
+            f"{where}: RNG state is wrong size: expected {STATE_BYTES} bytes (a state from "
+            f"get_state()), got {data.size}"
+        )
+    w = [int(x) for x in data.view("<u8")]
+    bg = {
+        "bit_generator": "PCG64",
+        "state": {"state": w[1] | w[2] << 64, "inc": w[3] | w[4] << 64},
+        "has_uint32": w[5],
+        "uinteger": w[6],
+    }
+    return w[0], bg
 
 
 default_generator = Generator()
@@ -105,8 +172,8 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def get_rng_state() -> dict:
-    """The default generator's state (see ``Generator.get_state``).
+def get_rng_state():
+    """The default generator's state: a 1-D ``uint8`` CPU tensor (see ``Generator.get_state``).
 
     >>> import ember
     >>> state = ember.get_rng_state(); a = ember.rand(2)
@@ -116,9 +183,17 @@ def get_rng_state() -> dict:
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict) -> None:
-    """Restore a state from ``get_rng_state``."""
-    default_generator.set_state(state)
+def set_rng_state(new_state) -> None:
+    """Restore a state from ``get_rng_state`` (a uint8 tensor; ember's older dict states are
+    taken too).
+
+    >>> import ember
+    >>> ember.set_rng_state(ember.zeros(56))
+    Traceback (most recent call last):
+    ...
+    ember._errors.DTypeError: set_rng_state: RNG state must be a ByteTensor (uint8), got ...
+    """
+    default_generator._restore(new_state, "set_rng_state")
 
 
 @contextlib.contextmanager

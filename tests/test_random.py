@@ -41,13 +41,38 @@ def test_seed_reseeds_from_entropy():
     assert ember.rand(4).tolist() == a
 
 
-def test_rng_state_roundtrip_is_json():
+def test_rng_state_is_a_byte_tensor_that_roundtrips(tmp_path):
     ember.manual_seed(0)
     state = ember.get_rng_state()
-    json.dumps(state)
+    assert (state.dtype, state.shape) == (ember.uint8, (ember.random.STATE_BYTES,))
+    ember.save({"rng": state}, tmp_path / "rng.pt")
     a = _draw()
-    ember.set_rng_state(state)
+    ember.set_rng_state(ember.load(tmp_path / "rng.pt")["rng"])
     assert _draw() == a
+
+
+def test_rng_state_from_the_old_dict_form_still_loads():
+    ember.manual_seed(4)
+    ember.rand(3)
+    g = ember.random.default_generator
+    old = {"seed": g.initial_seed(), "bit_generator": g.rng.bit_generator.state}
+    old = json.loads(json.dumps(old))  # as an older JSON checkpoint held it
+    a = _draw()
+    ember.set_rng_state(old)
+    fresh = ember.Generator().set_state(old)
+    assert fresh.get_state().tolist() == ember.get_rng_state().tolist()
+    assert _draw() == a and ember.initial_seed() == 4
+
+
+def test_bad_rng_states_are_refused_naming_the_function():
+    state = ember.get_rng_state()
+    with pytest.raises(ember.EmberError, match="set_rng_state: RNG state is wrong size"):
+        ember.set_rng_state(state[:10])
+    with pytest.raises(TypeError, match="set_rng_state: RNG state must be a ByteTensor"):
+        ember.set_rng_state(state.float())
+    with pytest.raises(TypeError, match="Generator.set_state: expected a ByteTensor"):
+        ember.Generator().set_state([1, 2])
+    assert ember.get_rng_state().tolist() == state.tolist()  # nothing changed
 
 
 def test_generator_is_independent_of_default():
@@ -69,6 +94,9 @@ def test_generator_state_roundtrip():
     assert ember.randn(5, generator=g).tolist() == a
     with pytest.raises(ember.EmberError, match="set_state: expected a state"):
         g.set_state({"oops": 1})
+    torch = pytest.importorskip("torch")
+    t = torch.Generator().manual_seed(1)
+    assert g.get_state().dtype.name == str(t.get_state().dtype).removeprefix("torch.")
 
 
 def test_generator_feeds_every_random_function():

@@ -162,13 +162,15 @@ def vmap(
         if size == 0:
             raise ShapeError(f"vmap({_name(func)}): the mapped dimension has size 0")
         start = get_rng_state() if randomness != "different" else None
+        start_bytes = start.numpy().tobytes() if start is not None else None
         results = []
         for i in range(size):
             if randomness == "same":
                 set_rng_state(start)
             element = [x if d is None else x.select(d, i) for d, x in zip(dims, leaves)]
             results.append(func(*tree_unflatten(element, spec), **kwargs))
-            if randomness == "error" and get_rng_state() != start:
+            drew = randomness == "error" and get_rng_state().numpy().tobytes() != start_bytes
+            if drew:
                 set_rng_state(start)
                 raise EmberError(
                     "vmap: called random operation while in randomness error mode. Please "

@@ -1,4 +1,6 @@
-"""Random-number states as plain JSON-able values (for ``ember.save``), captured and restored.
+"""Random-number states as plain values and uint8 state tensors (for ``ember.save``), captured
+and restored. ember's generators are stored as ``get_state`` tensors; checkpoints written when
+they were dicts still load (``set_state`` takes both).
 
 What is captured: ember's default generator, Python's ``random``, NumPy's legacy global state
 (``np.random.seed`` / ``np.random.rand``), and any explicit ``ember.Generator`` a DataLoader or
@@ -36,7 +38,7 @@ def loader_generators(loader) -> list:
 
 
 def capture(generators: list) -> dict:
-    """Every generator's state, as JSON-able values."""
+    """Every generator's state: ember's as ``get_state`` tensors, Python's and NumPy's as lists."""
     name, keys, pos, has_gauss, gauss = np.random.get_state()
     version, internal, gauss_next = _pyrandom.getstate()
     return {

@@ -13,11 +13,7 @@ from ._runner import corpus
 
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
-XFAIL: dict = {
-    "rd_generator_state": "torch.get_rng_state() and Generator.get_state() return a dict "
-    "(JSON-able: ember.train's checkpoints and vmap's randomness check rely on it), not "
-    "PyTorch's uint8 ByteTensor, so state.dtype raises AttributeError",
-}
+XFAIL: dict = {}
 
 PROGRAMS = corpus.programs()
 
