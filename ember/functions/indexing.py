@@ -375,10 +375,19 @@ def checked_index(op: str, index: Tensor, input: Tensor, dim: int, verb: str = "
     return index
 
 
+def _1d(t):
+    """A 0-d tensor as one of shape ``(1,)``: gather and scatter take a scalar input, index or
+    src as a 1-d one of one element, as PyTorch does (``zeros(10).scatter_(0, tensor(3), 1)``)."""
+    return t.reshape(1) if isinstance(t, Tensor) and t.ndim == 0 else t
+
+
 def _gather(input: Tensor, dim: int, index: Tensor, op: str) -> Tensor:
+    shape = tuple(index.shape)
+    input, index = _1d(input), _1d(index)
     d = _dim(input, dim, op)
     I._check_along(op, d, input, index)
-    return apply(I.Gather(d), input, checked_index(op, index, input, d))
+    out = apply(I.Gather(d), input, checked_index(op, index, input, d))
+    return out.reshape(shape) if not shape else out
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
@@ -426,10 +435,13 @@ def scatter(
         return scatter_add(input, dim, index, _src(input, index, src, value, "scatter"))
     if reduce is not None:
         raise EmberError(f"scatter(): reduce={reduce!r} is not supported (use scatter_reduce)")
+    shape = tuple(input.shape)
+    input, index, src = _1d(input), _1d(index), _1d(src)
     d = _dim(input, dim, "scatter")
     s = _src(input, index, src, value, "scatter")
     I._check_along("scatter", d, input, index, s)
-    return apply(I.Scatter(d), input, checked_index("scatter", index, input, d), s)
+    out = apply(I.Scatter(d), input, checked_index("scatter", index, input, d), s)
+    return out.reshape(shape) if not shape else out
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -439,10 +451,13 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> ember.zeros(3).scatter_add(0, ember.tensor([0, 0, 2]), ember.ones(3))
     tensor([2., 0., 1.])
     """
+    shape = tuple(input.shape)
+    input, index, src = _1d(input), _1d(index), _1d(src)
     d = _dim(input, dim, "scatter_add")
     s = _src(input, index, src, None, "scatter_add")
     I._check_along("scatter_add", d, input, index, s)
-    return apply(I.ScatterAdd(d), input, checked_index("scatter_add", index, input, d), s)
+    out = apply(I.ScatterAdd(d), input, checked_index("scatter_add", index, input, d), s)
+    return out.reshape(shape) if not shape else out
 
 
 def scatter_(
