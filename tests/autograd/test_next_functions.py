@@ -35,6 +35,20 @@ CASES = {
     ),
     "F.cross_entropy": lambda T: T.nn.functional.cross_entropy(_r(T, 4, 3), T.tensor([0, 1, 2, 0])),
     "F.nll_loss": lambda T: T.nn.functional.nll_loss(_r(T, 4, 3), T.tensor([0, 1, 2, 0])),
+    # the 'Autograd' tutorial's loss on z = x @ w + b: next_functions is (AddBackward0, None)
+    "F.binary_cross_entropy_with_logits": lambda T: (
+        T.nn.functional.binary_cross_entropy_with_logits(
+            T.ones(5) @ _r(T, 5, 3) + _r(T, 3), T.zeros(3)
+        )
+    ),
+    "F.binary_cross_entropy_with_logits both grad, sum": lambda T: (
+        T.nn.functional.binary_cross_entropy_with_logits(
+            _r(T, 4, 3), _r(T, 4, 3).sigmoid(), pos_weight=T.ones(3), reduction="sum"
+        )
+    ),
+    "F.binary_cross_entropy": lambda T: T.nn.functional.binary_cross_entropy(
+        _r(T, 4, 3).sigmoid(), _r(T, 4, 3, grad=False).sigmoid(), weight=T.ones(3)
+    ),
 }
 
 

@@ -305,7 +305,7 @@ def binary_cross_entropy(
     loss = apply(BinaryCrossEntropy(), input, target)
     if weight is not None:
         loss = loss * weight.to(input.dtype)
-    return named(_reduce(loss, reduction), "BinaryCrossEntropyBackward0")
+    return named(_reduce(loss, reduction), "BinaryCrossEntropyBackward0", (input, target))
 
 
 def _log_sigmoid(x: Tensor) -> Tensor:
@@ -351,7 +351,7 @@ def binary_cross_entropy_with_logits(
     loss = (1 - target) * input - log_sig
     if weight is not None:
         loss = loss * weight.to(dtype)
-    return named(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")
+    return named(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0", (input, target))
 
 
 __all__ = [
