@@ -13,7 +13,12 @@ from ._runner import corpus
 
 # Programs that fail today, with what ember lacks. strict=True: when the piece lands the
 # program passes, the xfail fails, and its line here must go.
-XFAIL: dict = {}
+XFAIL: dict = {
+    "lb_poly_rmsprop": "RMSprop's square_avg.mul_(alpha).addcmul_(g, g, value=1-alpha) rounds "
+    "once in PyTorch's CPU kernel (a fused multiply-add), twice in ember's rule and NumPy "
+    "override: 1-ulp differences in square_avg that RMSprop's normalised steps amplify "
+    "(line 2: loss 369.7740 where PyTorch prints 369.7745)",
+}
 
 PROGRAMS = corpus.programs()
 
