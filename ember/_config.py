@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 
 
@@ -388,6 +389,21 @@ def get_num_threads() -> int:
     """
     if settings.num_threads is not None:
         return settings.num_threads
-    from .ops.conv import _blas_threads
+    return blas_threads()
 
-    return _blas_threads()
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def blas_threads(cores: int | None = None) -> int:
+    """The threads OpenBLAS starts with: its environment variables as it reads them when it
+    loads, else one per core (``cores``, default ``CORES``).
+
+    >>> blas_threads(cores=4) >= 1
+    True
+    """
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "")
+        if value.split(",")[0].strip().isdigit():
+            return max(1, int(value.split(",")[0]))
+    return CORES if cores is None else cores

@@ -77,24 +77,14 @@ def release_scratch() -> None:
 _pool = None
 _pool_pid = None
 _PARALLEL_BYTES = 1 << 22
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _blas_threads() -> int:
-    """The threads OpenBLAS starts with: its environment variables as it reads them when it
-    loads, else one per core."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(var, "")
-        if value.split(",")[0].strip().isdigit():
-            return max(1, int(value.split(",")[0]))
-    return _CORES
+_CORES = _config.CORES
 
 
 # Copies are memory-bound: a few threads saturate the memory bus. Split them over the cores only
 # when BLAS leaves cores idle: with BLAS on every core (the default) the copy threads only
 # compete with its threads (measured on 2 cores: no gain when the machine is quiet, 13-16%
 # slower when it is busy), and blocked convolutions copy one block at a time.
-_WORKERS = min(_CORES, 8) if _blas_threads() < _CORES else 1
+_WORKERS = min(_CORES, 8) if _config.blas_threads() < _CORES else 1
 
 
 def _copy(dst, src) -> None:

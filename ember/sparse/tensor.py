@@ -295,6 +295,10 @@ class SparseTensor(Tensor):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
+
+    def _set_requires_grad(self, value: bool, who: str) -> None:
+        """The attribute's and ``requires_grad_()``'s work: a leaf's flag is its values'."""
         if not self._owns:
             if not value:
                 raise AutogradError(
@@ -302,7 +306,7 @@ class SparseTensor(Tensor):
                     "get a sparse tensor without history"
                 )
             return
-        self._vals.requires_grad = value
+        self._vals._set_requires_grad(value, who)
 
     @property
     def is_leaf(self) -> bool:

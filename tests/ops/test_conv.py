@@ -210,12 +210,13 @@ def test_parallel_copy_matches_plain_copy(monkeypatch):
 
 
 def test_copy_threads_only_where_blas_leaves_cores_idle(monkeypatch):
-    monkeypatch.setattr(C, "_CORES", 2)
+    from ember import _config
+
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    assert C._blas_threads() == 2
+    assert _config.blas_threads(cores=2) == 2
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
-    assert C._blas_threads() == 1
+    assert _config.blas_threads(cores=2) == 1
 
 
 # -- blocked gathers: a block of images at a time, each block's GEMM into its output rows ------

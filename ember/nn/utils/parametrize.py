@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 
+from ... import _caches
 from ..._config import no_grad
 from ..._tensor import Tensor
 from ..containers import ModuleDict, ModuleList
@@ -27,6 +28,7 @@ from ..parameter import Parameter
 
 _cache_enabled = 0
 _cache: dict = {}
+_caches.register("parametrize.cached values", _cache.clear, _cache.__len__)
 
 
 @contextlib.contextmanager
