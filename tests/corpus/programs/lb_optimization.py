@@ -9,7 +9,9 @@ from torch.utils.data import DataLoader, TensorDataset
 n = 64
 labels = torch.arange(n) % 10
 grid = torch.arange(28 * 28, dtype=torch.float32).reshape(28, 28) / 784.0
-images = torch.stack([torch.cos(grid * (1 + int(c)) * 4.0 + 0.02 * i) for i, c in enumerate(labels)])
+images = torch.stack(
+    [torch.cos(grid * (1 + int(c)) * 4.0 + 0.02 * i) for i, c in enumerate(labels)]
+)
 images = images.unsqueeze(1)
 training_data = TensorDataset(images[:48], labels[:48])
 test_data = TensorDataset(images[48:], labels[48:])

@@ -70,6 +70,7 @@ print(
     f"{linear_layer.weight[:, 1].item():.5f} x^2 + {linear_layer.weight[:, 2].item():.5f} x^3"
 )
 
+
 class Polynomial3(torch.nn.Module):
     def __init__(self):
         super().__init__()

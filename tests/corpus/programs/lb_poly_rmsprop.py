@@ -30,5 +30,3 @@ print(
     f"{linear_layer.weight[:, 1].item():.5f} x^2 + {linear_layer.weight[:, 2].item():.5f} x^3"
 )
 print(sorted(optimizer.state_dict()["state"][0].keys()))
-
-
