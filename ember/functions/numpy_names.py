@@ -19,6 +19,8 @@ import functools
 import inspect
 from collections.abc import Callable
 
+from .wrap_each import wrap_each
+
 ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 
 
@@ -64,14 +66,7 @@ def add_numpy_names(namespace: dict, names) -> None:
     >>> ns["sum"] is ns["total"], ns["sum"](ember.ones(2, 2), axis=0)
     (True, tensor([2., 2.]))
     """
-    wrapped: dict = {}
-    for name in names:
-        fn = namespace.get(name)
-        if not inspect.isfunction(fn):
-            continue
-        if id(fn) not in wrapped:
-            wrapped[id(fn)] = accept_numpy_names(fn)
-        namespace[name] = wrapped[id(fn)]
+    wrap_each(namespace, names, lambda fn, _name: accept_numpy_names(fn))
 
 
 __all__ = ["ALIASES", "accept_numpy_names", "add_numpy_names"]

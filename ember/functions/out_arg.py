@@ -43,6 +43,7 @@ from ..backend.cuda import device_context
 from ..ops.elementwise import cast
 from ..storage import root_array, storage_offset
 from .inplace import apply_inplace
+from .wrap_each import wrap_each
 
 _CAST = """
     add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow
@@ -92,14 +93,7 @@ def add_out_argument(namespace: dict) -> None:
     >>> ns["neg"](ember.ones(1), out=ember.empty(0))
     tensor([-1.])
     """
-    wrapped: dict[int, Callable] = {}
-    for name, kind in OUT.items():
-        fn = namespace.get(name)
-        if fn is None:
-            continue
-        if id(fn) not in wrapped:
-            wrapped[id(fn)] = _with_out(fn, name, kind)
-        namespace[name] = wrapped[id(fn)]
+    wrap_each(namespace, OUT, lambda fn, name: _with_out(fn, name, OUT[name]))
 
 
 def _with_out(fn: Callable, name: str, kind: str) -> Callable:
