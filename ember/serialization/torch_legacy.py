@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .._tensor import Tensor
-from .torch_pickle import StorageRef, TorchPolicy, storage_pid
+from .torch_pickle import StorageRef, TorchPolicy, read_exactly, storage_pid
 from .unpickler import Policy, check, guarded, read_pickle
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -67,14 +67,12 @@ def _storages(
             ref.nbytes <= left,
             f"storage {key!r} needs {ref.nbytes} bytes but the file has {left} left (truncated?)",
         )
-        arr = np.empty(ref.nbytes, np.uint8)
-        view, got = memoryview(arr), 0
-        while got < ref.nbytes:
-            k = f.readinto(view[got:])
-            check(bool(k), f"the file ends inside storage {key!r} (truncated?)")
-            got += k
-        raw[key] = arr
+        raw[key] = read_exactly(f, ref.nbytes, _truncated, f"storage {key!r}")
     return raw
+
+
+def _truncated(message: str) -> None:
+    check(False, message)
 
 
 def load(

@@ -129,6 +129,24 @@ class View:
         self.size, self.stride = size, stride
 
 
+def read_exactly(f, nbytes: int, fail: Callable[[str], None], what: str) -> np.ndarray:
+    """``nbytes`` bytes of ``f`` into a new uint8 array; ``fail(message)`` (which raises)
+    when the file ends inside ``what``. Both torch file readers load storages with it.
+
+    >>> import io
+    >>> read_exactly(io.BytesIO(b"abc"), 2, print, "a storage").tobytes()
+    b'ab'
+    """
+    arr = np.empty(nbytes, np.uint8)
+    view, got = memoryview(arr), 0
+    while got < nbytes:
+        k = f.readinto(view[got:])
+        if not k:
+            fail(f"the file ends inside {what} (truncated?)")
+        got += k
+    return arr
+
+
 def _int(x: Any, what: str, low: int = 0) -> int:
     check(type(x) is int and low <= x < _MAX_DIM, f"{what} is {x!r:.40}, not an integer >= {low}")
     return x

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .errors import CheckpointError
-from .torch_pickle import StorageRef, TorchPolicy, storage_pid
+from .torch_pickle import StorageRef, TorchPolicy, read_exactly, storage_pid
 from .unpickler import Invalid, guarded, read_pickle
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local file header
@@ -124,15 +124,9 @@ class _Archive:
         start = info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11]
         if start + info.file_size > self.size:
             self.fail(f"the file ends inside {info.filename!r:.80} (truncated?)")
-        arr = np.empty(info.file_size, np.uint8)
         self.f.seek(start)
-        view, got = memoryview(arr), 0
-        while got < info.file_size:
-            k = self.f.readinto(view[got:])
-            if not k:
-                self.fail(f"the file ends inside {info.filename!r:.80} (truncated?)")
-            got += k
-        if self.verify and zlib.crc32(view) != info.CRC:
+        arr = read_exactly(self.f, info.file_size, self.fail, f"{info.filename!r:.80}")
+        if self.verify and zlib.crc32(arr) != info.CRC:
             self.fail(f"storage {info.filename!r:.80} does not match its CRC-32 (corrupted)")
         self.raw[ref.key] = arr
         return arr
