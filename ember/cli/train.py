@@ -89,11 +89,6 @@ def _prepare(args) -> tuple[Path, Path | None, dict]:
         _check_same_run(args, saved, out)
     if config["compile"] is None:  # the faster path measured for ember train's models
         config["compile"] = str(config["device"]).startswith("cuda") and config["nproc"] == 1
-    if config["nproc"] > 1 and config["compile"]:
-        raise CliError(
-            f"--compile with --nproc {config['nproc']}: not supported yet (DDP's gradient "
-            "hooks run eagerly); leave out one of them"
-        )
     return out, state_path, config
 
 

@@ -118,7 +118,7 @@ class TrainerSteps:
         from ..static import compile as ember_compile
 
         model, opt, loss_fn, stats, trainer = (
-            self.model,
+            self.model if self.ddp is None else self.ddp,  # DDP: all-reduces in the graph
             self.optimizer,
             self.loss_fn,
             self._stats,
@@ -135,7 +135,7 @@ class TrainerSteps:
 
         def eval_step(x, y):
             with trainer._autocast():
-                out = model(x)
+                out = trainer.model(x)
                 loss = loss_fn(out, y)
             return loss, stats(out, y)
 

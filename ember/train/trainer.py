@@ -105,7 +105,8 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
       'bfloat16' / 'float16' choose. ``scaler`` is the GradScaler (or None).
     - ``compile``: run the whole training step (forward, backward, optimizer step) and the
       evaluation forward as ``ember.compile`` graphs; a step that cannot be traced falls back to
-      eager mode with a warning.
+      eager mode with a warning. With a ``DistributedDataParallel`` model the gradient
+      all-reduces are ops of the compiled step.
     - ``topk``: extra top-k accuracies to log (``topk=(5,)`` adds ``train_top5``/``test_top5``).
       Accuracy is logged when targets are 1-d integer class indices and outputs are 2-d.
     - ``clip_grad_norm``: clip the gradients' total norm to this before each step.
@@ -177,11 +178,6 @@ class Trainer(TrainerSteps, TrainerDiagnostics, TrainerInterruption, TrainerChec
             )
         self.topk = tuple(int(k) for k in topk if int(k) > 1)
         self.model, self.ddp = _unwrap(model)
-        if self.ddp is not None and compile:
-            raise EmberError(
-                "Trainer: compile=True with a DistributedDataParallel model is not supported "
-                "(its gradient hooks run eagerly); train it with compile=False"
-            )
         self.optimizer = optimizer
         self.train_loader = train_loader
         self.eval_loader = eval_loader

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ember.distributed import is_available
@@ -92,3 +93,24 @@ def test_a_failing_job_ends_with_the_launchers_summary(tmp_path):
     assert "ember run: the job failed (exit status 1)" in p.stderr, p.stderr[-3000:]
     assert re.search(r"rank [01].*: ember train: loss is nan at epoch 1", p.stderr), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_compiled_two_process_run_matches_the_eager_one(tmp_path):
+    """``--nproc 2 --compile``: the gradient all-reduces are ops of the compiled step, and the
+    weights equal the eager 2-process run's."""
+    from safetensors.numpy import load_file
+
+    weights = {}
+    for mode, word in (("--compile", "compiled"), ("--no-compile", "eager")):
+        folder = tmp_path / word
+        folder.mkdir()
+        argv = ("--model", "mlp", "--epochs", "1", "--batch-size", "32", "--nproc", "2", mode)
+        p = _train(folder, *argv, "--out", "run")
+        assert p.returncode == 0, p.stderr[-3000:]
+        header = p.stderr.splitlines()[0]
+        assert "2 processes (cpu, MPI data-parallel), " + word in header, header
+        weights[word] = load_file(str(folder / "run" / "last.safetensors"))
+    compiled, eager = weights.values()
+    assert compiled.keys() == eager.keys()
+    for k in eager:
+        np.testing.assert_allclose(compiled[k], eager[k], rtol=1e-5, atol=1e-5, err_msg=k)

@@ -43,6 +43,12 @@ def test_ddp_equals_one_rank_on_the_combined_batch():
     assert out.count("DDP == 1-rank training") == 2, out
 
 
+def test_compiled_ddp_step_equals_eager_and_one_rank_on_the_combined_batch():
+    code, out, err, _ = launch("ddp_compile.py")
+    assert code == 0, err[-3000:]
+    assert out.count("compiled DDP == eager DDP == 1-rank NumPy") == 2, out
+
+
 def test_zero_redundancy_optimizer_equals_adam_with_sharded_state():
     code, out, err, _ = launch("zero.py")
     assert code == 0, err[-3000:]

@@ -12,12 +12,19 @@ its gradients are final, while backward still runs.
   writes the averages back into ``.grad``. With ``find_unused_parameters``, a parameter that
   got no gradient on this rank counts as zeros, and one no rank used keeps ``grad = None``;
   without it, such a parameter is an error naming it.
+- Inside ``ember.compile`` (the gradients are symbolic) the same hooks record the buckets as
+  graph ops instead: a concatenation, an ``AllReduce`` op (a side effect: it keeps its place
+  among the graph's collectives, so every rank runs them in the same order) and in-place copies
+  back into ``.grad``, which the compiled step writes back like any gradient. A parameter that
+  gets no gradient in the traced step is an error there (which parameters every rank used is
+  known only when the graph runs, and ``grad = None`` cannot depend on it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ... import _config
 from ..._tensor import Tensor
 from ...autograd.engine import queue_callback
 from ...distributed import DistributedError, ReduceOp, all_reduce
@@ -58,6 +65,7 @@ class Reducer:
         self.queued = False
         self.next = 0
         self.used = set()
+        self.traced = False
         for b in self.buckets:
             b.pending, b.flat, b.work = len(b.params), None, None
 
@@ -69,6 +77,7 @@ class Reducer:
             return
         if not self.queued:
             self.queued = True
+            self.traced = _tracing(p)
             queue_callback(self.finalize)
         if id(p) in self.used:
             return
@@ -85,6 +94,8 @@ class Reducer:
             self.next += 1
 
     def _launch(self, b: _Bucket) -> None:
+        if self.traced:
+            return self._launch_traced(b)
         p0 = b.params[0]
         xp = p0.device.xp
         flat = xp.zeros(b.numel, p0._data.dtype)
@@ -105,9 +116,18 @@ class Reducer:
                 f"backward on rank {self.group.rank()} ({names}); pass "
                 "find_unused_parameters=True when the forward does not use every parameter"
             )
+        if missing and self.traced:
+            names = ", ".join(self.names[id(p)] for p in missing[:8])
+            raise DistributedError(
+                f"DistributedDataParallel: {len(missing)} parameter(s) got no gradient in the "
+                f"step ember.compile traced ({names}); find_unused_parameters is eager only: "
+                "run this step without ember.compile"
+            )
         for p in missing:
             self.where[id(p)].pending -= 1
         self._launch_ready()
+        if self.traced:
+            return self._write_traced()
         globally_used = self._globally_used(missing) if missing else None
         for b in self.buckets:
             b.work.wait()
@@ -122,6 +142,24 @@ class Reducer:
                     p._grad._version[0] += 1
             b.flat = b.work = None
 
+    def _launch_traced(self, b: _Bucket) -> None:
+        """Record bucket ``b``'s average as graph ops (see the module docstring)."""
+        from ...distributed.ops import AllReduce
+        from ...functions.shape.joining import cat
+        from ...ops.base import apply
+
+        with _config.no_grad():
+            flat = cat([p._grad.reshape(-1) for p in b.params])
+            b.flat = apply(AllReduce(self.group, int(ReduceOp.AVG)), flat)
+
+    def _write_traced(self) -> None:
+        with _config.no_grad():
+            for b in self.buckets:
+                for p, off in zip(b.params, b.offsets):
+                    avg = b.flat[off : off + p._data.size].reshape(p.shape)
+                    p._grad.copy_(avg)
+                b.flat = None
+
     def _globally_used(self, missing: list) -> dict:
         """Which parameters some rank used (one small all-reduce of flags)."""
         params = [p for b in self.buckets for p in b.params]
@@ -133,6 +171,12 @@ class Reducer:
     def remove(self) -> None:
         for h in self.handles:
             h.remove()
+
+
+def _tracing(p: Tensor) -> bool:
+    """Whether ``ember.compile`` is tracing the backward that produced ``p``'s gradient."""
+    g = p._grad
+    return g is not None and getattr(g._data, "is_symbol", False)
 
 
 def _assign(named_params: list, cap_bytes: float) -> list:

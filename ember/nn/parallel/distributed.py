@@ -79,6 +79,8 @@ class DistributedDataParallel(Module):
         """Rank 0's values of ``tensors`` on every rank: one broadcast per dtype and device."""
         if self.process_group.size() == 1 or not tensors:
             return
+        if _config.graph_tracer(*tensors) is not None:
+            return self._sync_traced(tensors)
         groups: dict = {}
         for t in tensors:
             groups.setdefault((t._data.dtype, str(t.device)), []).append(t)
@@ -92,6 +94,34 @@ class DistributedDataParallel(Module):
                 t._data[...] = flat._data[off : off + n].reshape(t._data.shape)
                 t._version[0] += 1
                 off += n
+
+    def _sync_traced(self, tensors: list) -> None:
+        """``_sync`` inside ``ember.compile``: a ``Broadcast`` op per dtype and device, and
+        in-place copies the compiled step writes back."""
+        from ...functions.shape.joining import cat
+
+        groups: dict = {}
+        for t in tensors:
+            groups.setdefault((t.dtype, str(t.device)), []).append(t)
+        with _config.no_grad():
+            for ts in groups.values():
+                flat = cat([t.reshape(-1) for t in ts])
+                broadcast(flat, 0, self.process_group)
+                off = 0
+                for t in ts:
+                    n = t.numel()
+                    t.copy_(flat[off : off + n].reshape(t.shape))
+                    off += n
+
+    # ember.compile: a step traced with gradient sync on must not run under no_sync()
+    def _compile_signature(self) -> tuple:
+        return (*super()._compile_signature(), self.require_backward_grad_sync)
+
+    def _compile_describe(self, old: tuple, new: tuple) -> str:
+        if old[-1] != new[-1]:
+            was, now = ("on", "off (no_sync)") if old[-1] else ("off (no_sync)", "on")
+            return f"DistributedDataParallel's gradient sync switched {was} -> {now}"
+        return super()._compile_describe(old[:-1], new[:-1])
 
     def forward(self, *inputs, **kwargs):
         if self.broadcast_buffers:
