@@ -35,7 +35,7 @@ from .._config import state
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..ops.elementwise.cast import Cast
-from .policy import FLOAT32, LOWER, NATIVE, OP_RULES, TABLES
+from .policy import FLOAT16, FLOAT32, LOWER, NATIVE, OP_RULES, TABLES
 
 _DEFAULTS = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
@@ -95,6 +95,8 @@ def _target(rule: str, lower: _dt.DType, dev: str, tensors) -> _dt.DType:
         return lower
     if rule == FLOAT32:
         return _dt.float32
+    if rule == FLOAT16:
+        return _dt.float16
     for t in tensors:  # PROMOTE: float32 when any eligible input is float32
         if _eligible(t, dev) and t.dtype is _dt.float32:
             return _dt.float32
@@ -183,7 +185,7 @@ def run_rule(name: str, fn, args: tuple, kwargs: dict):
             if isinstance(v, (list, tuple)):
                 tensors.extend(u for u in v if isinstance(u, Tensor))
         target = _target(rule, lower, dev, tensors)
-        rule = LOWER if target is lower else FLOAT32
+        rule = LOWER if target is lower else FLOAT32 if target is _dt.float32 else FLOAT16
         args = tuple(
             cast_all(rule, lower, dev, [a], policy.cache)[0]
             if isinstance(a, Tensor)
@@ -199,6 +201,29 @@ def run_rule(name: str, fn, args: tuple, kwargs: dict):
         return fn(*args, **kwargs)
     finally:
         state.autocast = policy
+
+
+def cast_by_rule(name: str, tensors: list) -> list:
+    """``tensors`` cast as the active autocast casts the arguments of PyTorch function ``name``
+    (as they are when autocast is off on their device, or ``name`` has no rule there or runs
+    natively). For a composite that calls ``name`` several times on the same tensors (the RNN
+    layers' weights, one ``linear`` per time step): cast them once.
+
+    >>> import ember
+    >>> w = [ember.ones(2, 2), ember.ones(2)]
+    >>> with ember.autocast("cpu"):
+    ...     [t.dtype for t in cast_by_rule("linear", w)]
+    [ember.bfloat16, ember.bfloat16]
+    >>> [t.dtype for t in cast_by_rule("linear", w)]
+    [ember.float32, ember.float32]
+    """
+    policy = state.autocast
+    dev = _device_type(tensors, {})
+    lower = None if policy is None else policy.dtypes.get(dev)
+    rule = TABLES.get(dev, {}).get(name)
+    if lower is None or rule is None or rule == NATIVE:
+        return list(tensors)
+    return cast_all(rule, lower, dev, tensors, policy.cache)
 
 
 def rule(name: str):
@@ -379,6 +404,7 @@ __all__ = [
     "Policy",
     "autocast",
     "cast_all",
+    "cast_by_rule",
     "clear_autocast_cache",
     "get_autocast_dtype",
     "is_autocast_available",

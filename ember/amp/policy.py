@@ -8,7 +8,15 @@ same lists, under the same names, and follows the CPU one and the CUDA one separ
   ``log_softmax``, ``layer_norm``, ``exp``, ``log``, ``pow``, ``sum``, ``cumsum``);
 - ``PROMOTE``: cast them to the widest floating dtype among them;
 - ``NATIVE``: run as given, with autocast off inside (a function PyTorch computes in one kernel
-  that ember builds from ops which would otherwise be cast one by one, such as ``mv`` on the CPU).
+  that ember builds from ops which would otherwise be cast one by one, such as ``mv`` on the CPU);
+- ``FLOAT16``: cast them to float16 whatever the region's dtype (cuDNN's RNN kernel
+  ``_cudnn_rnn``, whose autocast wrapper in ``aten/src/ATen/cudnn/AutocastRNN.cpp`` casts to
+  half even under bfloat16 autocast).
+
+The recurrent layers (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) take the rule of the PyTorch kernel
+that runs them: ``_cudnn_rnn`` on cuda, oneDNN's ``mkldnn_rnn`` for a CPU LSTM without
+projections or packed input; elsewhere PyTorch's native cells, which are ``linear`` calls
+(``RNNBase._autocast_kernel``).
 
 Names are PyTorch's function names. ``OP_NAMES`` says which ember primitive is which name, so
 ``apply`` (``ember/ops/base.py``) finds a primitive's rule with one dict lookup; public
@@ -31,7 +39,7 @@ from ..ops.conv import Conv2d, Conv2dGradInput
 from ..ops.loss import BinaryCrossEntropy
 from ..ops.norm import LayerNormalize
 
-LOWER, FLOAT32, PROMOTE, NATIVE = "lower", "float32", "promote", "native"
+LOWER, FLOAT32, PROMOTE, NATIVE, FLOAT16 = "lower", "float32", "promote", "native", "float16"
 
 _LOSSES = (
     "mse_loss l1_loss smooth_l1_loss huber_loss nll_loss cross_entropy kl_div "
@@ -44,7 +52,7 @@ _LOSSES = (
 _CPU = {
     LOWER: "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d bmm mm "
     "matmul einsum baddbmm addmm addbmm linear prelu scaled_dot_product_attention "
-    "linalg_vecdot tensordot inner multi_dot",
+    "linalg_vecdot tensordot inner multi_dot mkldnn_rnn",
     FLOAT32: _LOSSES + " binary_cross_entropy prod cdist pdist trace inverse cholesky solve "
     "linalg_inv linalg_solve linalg_cholesky linalg_eigh linalg_svd linalg_det slogdet "
     "grid_sample",
@@ -68,6 +76,7 @@ _CUDA = {
     PROMOTE: "addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add "
     "stack cat index_copy tensordot inner",
     NATIVE: "outer kron mean var std elu selu celu gelu mish log_sigmoid instance_norm",
+    FLOAT16: "_cudnn_rnn",
 }
 
 
@@ -141,4 +150,14 @@ def rule_for(device_type: str, name: str) -> str | None:
     return TABLES.get(device_type, {}).get(name)
 
 
-__all__ = ["FLOAT32", "LOWER", "NATIVE", "OP_NAMES", "OP_RULES", "PROMOTE", "TABLES", "rule_for"]
+__all__ = [
+    "FLOAT16",
+    "FLOAT32",
+    "LOWER",
+    "NATIVE",
+    "OP_NAMES",
+    "OP_RULES",
+    "PROMOTE",
+    "TABLES",
+    "rule_for",
+]

@@ -16,9 +16,11 @@ import numbers
 import warnings
 
 from ... import dtypes as _dt
+from ..._config import state as _autocast_state
 from ..._errors import DTypeError, ShapeError
 from ..._node import named
 from ..._tensor import Tensor
+from ...amp.autocast_mode import cast_by_rule, run_rule
 from ...functions.creation import arange
 from ...functions.math import relu
 from ...functions.math import tanh as _tanh
@@ -40,6 +42,21 @@ def _empty(*shape, device=None, dtype=None) -> Tensor:
     from ...functions.creation import empty
 
     return empty(*shape, device=device, dtype=dtype)
+
+
+_AUTOCAST_DTYPES = (_dt.float32, _dt.float16, _dt.bfloat16)
+
+
+def _autocast_mixes(t: Tensor, weight: Tensor) -> bool:
+    """Whether autocast is on for ``t``'s device and may mix its dtype with the weights' (as
+    PyTorch, which skips the layers' dtype checks under autocast); float64 still refuses."""
+    policy = _autocast_state.autocast
+    return (
+        policy is not None
+        and t.device.type in policy.dtypes
+        and t.dtype in _AUTOCAST_DTYPES
+        and weight.dtype in _AUTOCAST_DTYPES
+    )
 
 
 def _zeros(shape, like: Tensor) -> Tensor:
@@ -194,7 +211,7 @@ class RNNBase(Module):
     def check_input(self, input: Tensor, batch_sizes=None) -> None:
         name = self._module_name()
         w = self.weight_ih_l0
-        if input.dtype != w.dtype:
+        if input.dtype != w.dtype and not _autocast_mixes(input, w):
             raise RNNDTypeError(
                 f"{name}: input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
                 f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})"
@@ -220,7 +237,7 @@ class RNNBase(Module):
             raise ShapeError(
                 f"{self._module_name()}: " + msg.format(tuple(expected), list(hx.shape))
             )
-        if hx.dtype != self.weight_ih_l0.dtype:
+        if hx.dtype != self.weight_ih_l0.dtype and not _autocast_mixes(hx, self.weight_ih_l0):
             raise RNNDTypeError(
                 f"{self._module_name()}: hidden state dtype ({hx.dtype}) does not match weight "
                 f"dtype ({self.weight_ih_l0.dtype})"
@@ -276,16 +293,42 @@ class RNNBase(Module):
                 hx = hx.unsqueeze(1)
         return input, hx, is_batched
 
-    # -- the layer loop ----------------------------------------------------------------------
+    # -- autocast: the rule of the PyTorch kernel that runs the layer --------------------------
+    def _autocast_kernel(self, input: Tensor, packed: bool) -> str:
+        """The PyTorch function whose autocast rule (``ember.amp.policy``) the whole layer takes:
+        ``_cudnn_rnn`` on cuda (input, weights and states to float16); on the CPU oneDNN's
+        ``mkldnn_rnn`` (a lower-precision op) for an LSTM without projections or packed input,
+        as PyTorch's ``use_mkldnn``; otherwise ``linear``: PyTorch's native cells are
+        ``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)`` (and ``matmul(h, w_hr.t())``), so
+        only those products are lower precision and the rest promotes (a GRU's ``z * h`` with a
+        float32 state, an LSTM's ``f * c``)."""
+        if input.device.type == "cuda":
+            return "_cudnn_rnn"
+        if self.mode == "LSTM" and not self.proj_size and not packed and input.numel():
+            return "mkldnn_rnn"
+        return "linear"
+
     def _run(self, input: Tensor, h0: Tensor | None, c0: Tensor | None, lengths=None):
         """``input`` is time-major (T, B, I); returns output (T, B, D*H_out), h_n and c_n.
-        With ``lengths`` (a packed batch, padded) each sequence's state stops at its end."""
+        With ``lengths`` (a packed batch, padded) each sequence's state stops at its end.
+        Under autocast the layer follows its kernel's rule (``_autocast_kernel``)."""
+        weights = [getattr(self, n) for n in self._flat_weights_names]
+        if _autocast_state.autocast is None:
+            return self._layers(input, h0, c0, lengths, weights)
+        kernel = self._autocast_kernel(input, lengths is not None)
+        if kernel == "linear":  # the weights take linear's rule once; mm casts x and h per step
+            return self._layers(input, h0, c0, lengths, cast_by_rule(kernel, weights))
+        return run_rule(kernel, self._layers, (input, h0, c0, lengths, weights), {})
+
+    # -- the layer loop ----------------------------------------------------------------------
+    def _layers(self, input: Tensor, h0, c0, lengths, weights: list):
+        """``_run``'s body; ``weights`` are the parameters in ``_flat_weights_names`` order."""
         mode = self.mode
         steps, batch = input.shape[0], input.shape[1]
         num_directions = 2 if self.bidirectional else 1
         hidden = self.hidden_size
         out_size = self.proj_size if self.proj_size > 0 else hidden
-        params = self.__dict__
+        params = dict(zip(self._flat_weights_names, weights))
         act = _tanh if mode == "RNN_TANH" else relu
         h_init = h0.unbind(0) if h0 is not None else None
         c_init = c0.unbind(0) if c0 is not None else None

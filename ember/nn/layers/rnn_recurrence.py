@@ -22,8 +22,13 @@ from ...functions.math import tanh as _tanh
 
 
 def _step(keep, t, new, old):
-    """The new state, or (packed input) the old one for sequences that ended before step t."""
-    return new if keep is None else where(keep[t], new, old)
+    """The new state, or (packed input) the old one for sequences that ended before step t.
+    The old one takes the new one's dtype, so that ``where`` does not promote a state that
+    autocast computes in bfloat16 back to an initial state's float32 (PyTorch's packed kernel
+    concatenates each sequence's last computed state)."""
+    if keep is None:
+        return new
+    return where(keep[t], new, old if old.dtype is new.dtype else old.to(new.dtype))
 
 
 def _run_rnn(xs, h, w_hh_t, act, keep=None):
