@@ -117,6 +117,7 @@ class TrainerSteps:
             return
         from ..static import compile as ember_compile
 
+        net = self.model  # the evaluation forward: the plain module
         model, opt, loss_fn, stats, trainer = (
             self.model if self.ddp is None else self.ddp,  # DDP: all-reduces in the graph
             self.optimizer,
@@ -135,7 +136,7 @@ class TrainerSteps:
 
         def eval_step(x, y):
             with trainer._autocast():
-                out = trainer.model(x)
+                out = net(x)
                 loss = loss_fn(out, y)
             return loss, stats(out, y)
 

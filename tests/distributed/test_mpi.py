@@ -49,6 +49,12 @@ def test_compiled_ddp_step_equals_eager_and_one_rank_on_the_combined_batch():
     assert out.count("compiled DDP == eager DDP == 1-rank NumPy") == 2, out
 
 
+def test_ddp_join_with_uneven_inputs_matches_pytorchs_semantics():
+    code, out, err, seconds = launch("join.py", timeout=60)
+    assert code == 0, err[-3000:]
+    assert out.count("join == PyTorch's uneven-input semantics") == 2, out
+
+
 def test_zero_redundancy_optimizer_equals_adam_with_sharded_state():
     code, out, err, _ = launch("zero.py")
     assert code == 0, err[-3000:]

@@ -18,6 +18,11 @@ its gradients are final, while backward still runs.
   back into ``.grad``, which the compiled step writes back like any gradient. A parameter that
   gets no gradient in the traced step is an error there (which parameters every rank used is
   known only when the graph runs, and ``grad = None`` cannot depend on it).
+- ``join()`` (``distributed.py``): a rank out of inputs calls ``shadow`` once per iteration the
+  others still take: all-reduces of zeros in the same buckets, with the same op (and the
+  used-flags with ``find_unused_parameters``). ``divisor`` (set per forward inside ``join``
+  with ``divide_by_initial_world_size=False``) divides the sum by the ranks still training
+  instead of averaging over the group.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class Reducer:
         self.buckets = _assign(named_params, bucket_cap_mb * 1024 * 1024)
         self.where = {id(p): b for b in self.buckets for p in b.params}
         self.armed = False
+        self.divisor = None  # None: AVG over the group; else SUM / divisor (join)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook) for _, p in named_params]
 
     def arm(self) -> None:
@@ -103,7 +109,10 @@ class Reducer:
             if p._grad is not None:
                 flat[off : off + p._data.size] = p._grad._data.reshape(-1)
         b.flat = Tensor._make(flat)
-        b.work = all_reduce(b.flat, ReduceOp.AVG, self.group, async_op=True)
+        b.work = all_reduce(b.flat, self._op(), self.group, async_op=True)
+
+    def _op(self) -> ReduceOp:
+        return ReduceOp.AVG if self.divisor is None else ReduceOp.SUM
 
     def finalize(self) -> None:
         """Start the buckets still waiting, wait for all, write the averages into ``.grad``."""
@@ -128,9 +137,12 @@ class Reducer:
         self._launch_ready()
         if self.traced:
             return self._write_traced()
-        globally_used = self._globally_used(missing) if missing else None
+        # every rank all-reduces the flags (a rank that used every parameter too: it can't know)
+        globally_used = self._globally_used(missing) if self.find_unused else None
         for b in self.buckets:
             b.work.wait()
+            if self.divisor is not None:
+                b.flat._data /= self.divisor
             for p, off in zip(b.params, b.offsets):
                 if globally_used is not None and not globally_used[id(p)]:
                     continue
@@ -159,6 +171,20 @@ class Reducer:
                     avg = b.flat[off : off + p._data.size].reshape(p.shape)
                     p._grad.copy_(avg)
                 b.flat = None
+
+    def shadow(self, op: ReduceOp) -> None:
+        """A joined rank's part in one backward of the others: all-reduce zeros, bucket by
+        bucket with ``op``, then the used-flags (``find_unused_parameters``)."""
+        works = []
+        for b in self.buckets:
+            p0 = b.params[0]
+            zeros = Tensor._make(p0.device.xp.zeros(b.numel, p0._data.dtype))
+            works.append(all_reduce(zeros, op, self.group, async_op=True))
+        if self.find_unused:  # the same order as finalize: flags before the waits
+            n = sum(len(b.params) for b in self.buckets)
+            all_reduce(Tensor._make(np.zeros(n, np.int32)), ReduceOp.SUM, self.group)
+        for w in works:
+            w.wait()
 
     def _globally_used(self, missing: list) -> dict:
         """Which parameters some rank used (one small all-reduce of flags)."""
