@@ -9,6 +9,8 @@ batch everywhere. Steps timed, every rank at once (the figure is the slower rank
 - ``alone``: each rank trains its own copy on its batch, no communication (a 1-rank step on
   half the data, with the other rank busy the same way, as under DDP);
 - ``DDP``: ``DistributedDataParallel``, buckets all-reduced while backward runs;
+- ``alone compiled`` / ``DDP compiled``: those two steps under ``ember.compile`` (the buckets'
+  all-reduces are ops of the graph, blocking, run where the graph puts them);
 - ``all-reduce after backward``: the same buckets all-reduced the same way, started only once
   backward has ended (nothing can overlap);
 - ``all-reduce alone``: just those buckets' all-reduce, no compute.
@@ -122,6 +124,10 @@ def allreduce_alone():
 runs = {
     "ember alone": ember_step(alone),
     "ember DDP": ember_step(ddp),
+    "ember alone compiled": ember.compile(ember_step(ember_model()), verbose=False),
+    "ember DDP compiled": ember.compile(
+        ember_step(DDP(ember_model(), bucket_cap_mb=args.bucket_cap_mb)), verbose=False
+    ),
     "ember all-reduce after backward": ember_step(
         after_net, buckets_after_backward(after_net, bucket_params)
     ),
@@ -198,11 +204,14 @@ if R == 0:
     )
     for name, s in best.items():
         print(f"  {name:34s} {s * 1e3:8.1f} ms")
-    for lib in ("ember", "torch"):
-        if f"{lib} DDP" not in best and f"{lib} DDP (gloo)" not in best:
-            continue
+    for lib in ("ember", "ember compiled", "torch"):
+        alone_s = best.get(f"{lib.split()[0]} alone" + (" compiled" if " " in lib else ""))
         d = best.get(f"{lib} DDP", best.get(f"{lib} DDP (gloo)"))
-        print(f"  {lib}: DDP / alone {d / best[f'{lib} alone']:.2f}x")
+        if lib == "ember compiled":
+            d = best["ember DDP compiled"]
+        if d is None or alone_s is None:
+            continue
+        print(f"  {lib}: DDP / alone {d / alone_s:.2f}x")
     comm = best["ember all-reduce alone"]
     after = best["ember all-reduce after backward"]
     for name in ("ember DDP",):
@@ -216,6 +225,10 @@ if R == 0:
     if "torch DDP (gloo)" in best:
         print(
             f"  ember DDP / torch DDP (gloo): {best['ember DDP'] / best['torch DDP (gloo)']:.2f}x"
+        )
+        print(
+            "  ember DDP compiled / torch DDP (gloo): "
+            f"{best['ember DDP compiled'] / best['torch DDP (gloo)']:.2f}x"
         )
     if torch_note:
         print("  " + torch_note)
