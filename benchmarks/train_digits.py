@@ -82,7 +82,9 @@ def main() -> None:
 
     import ember
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    # the threads OpenBLAS (ember's GEMMs) starts with: one per core unless
+    # OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say otherwise (both libraries get the same)
+    torch.set_num_threads(ember._config.blas_threads(os.cpu_count() or 1))
     images, labels = digits()
 
     def pair(dropout):

@@ -52,6 +52,7 @@ from .. import dtypes as _dt
 from ..backend.kernels import batchnorm as _bn_kernels
 from ..backend.kernels import rows
 from ..backend.overrides import register
+from . import _norm_numba
 from .base import Op, Spec, apply
 from .movement import Cat
 
@@ -373,6 +374,73 @@ def _batch_normalize_cuda(op, xp, x, stats, *wb):
 @register(BatchNormGradInput, "cuda")
 def _batch_norm_grad_input_cuda(op, xp, g, x, stats, sums, *w):
     return _bn_kernels.grad_input(xp, g, x, stats, sums, w[0] if op.weight else None, op.eps)
+
+
+# -- CPU overrides: one numba loop per op, in the input's own layout (``_norm_numba``) -------
+
+
+def _numba_view(x):
+    """``(kernels, 3-D view, last)`` where the numba kernels serve ``x``, else None."""
+    mod = _norm_numba.kernels(x.dtype)
+    if mod is None:
+        return None
+    v = _norm_numba.view(x)
+    return None if v is None else (mod, *v)
+
+
+@register(BatchMoments, "cpu")
+def _batch_moments_cpu(op, xp, x):
+    found = _numba_view(x)
+    if found is None:
+        return NotImplemented
+    mod, x3, last = found
+    stats = np.empty((2, x.shape[1]), _acc(np, x.dtype))
+    mod.moments(x3, last, stats)
+    return stats
+
+
+@register(BatchNormalize, "cpu")
+def _batch_normalize_cpu(op, xp, x, stats, *wb):
+    found = _numba_view(x)
+    if found is None:
+        return NotImplemented
+    mod, x3, last = found
+    acc = _acc(np, x.dtype)
+    scale, shift = op.coefficients(np, stats.astype(acc, copy=False), *wb)
+    y, y3 = _norm_numba.like(x, last)
+    mod.normalize(x3, last, np.ascontiguousarray(scale, acc), np.ascontiguousarray(shift, acc), y3)
+    return y
+
+
+@register(BatchNormSums, "cpu")
+def _batch_norm_sums_cpu(op, xp, g, x, stats):
+    found = _numba_view(x) if g.dtype == x.dtype else None
+    if found is None:
+        return NotImplemented
+    mod, x3, last = found
+    acc = _acc(np, x.dtype)
+    stats = stats.astype(acc, copy=False)
+    out = np.empty((2, x.shape[1]), acc)
+    mod.sums(_norm_numba.as_layout(g, last), x3, last, np.ascontiguousarray(stats[0]), out)
+    out[1] *= _rstd(np, stats, op.eps, acc)
+    return out
+
+
+@register(BatchNormGradInput, "cpu")
+def _batch_norm_grad_input_cpu(op, xp, g, x, stats, sums, *w):
+    found = _numba_view(x) if g.dtype == x.dtype else None
+    if found is None:
+        return NotImplemented
+    mod, x3, last = found
+    acc = _acc(np, x.dtype)
+    stats = stats.astype(acc, copy=False)
+    k1, k2, k3 = (
+        np.ascontiguousarray(k, acc) for k in op.coefficients(np, x.shape, stats, sums, *w)
+    )
+    dx, dx3 = _norm_numba.like(x, last)
+    g3 = _norm_numba.as_layout(g, last)
+    mod.grad_input(g3, x3, last, np.ascontiguousarray(stats[0]), k1, k2, k3, dx3)
+    return dx
 
 
 __all__ = [

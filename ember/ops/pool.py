@@ -9,10 +9,11 @@ When the windows tile the input (kernel == stride, no padding or dilation: ``Max
 each window offset is one strided slice, and pooling is kh * kw elementwise passes instead of
 a gather of every window; the backward pass reuses the forward pass's maxima.
 
-On the CPU, with numba installed, MaxPool2d has an override (``ember.backend.overrides``)
-for 2x2 tiled windows: one numba loop for the maxima (``_pool_numba``). Other windows, and
+On the CPU, with numba installed, MaxPool2d and MaxPoolScatter have overrides
+(``ember.backend.overrides``) for 2x2 tiled windows of C-contiguous or channels-last memory:
+one numba loop each (``_pool_numba``), results in the input's layout. Other windows, and
 everything until the kernel is compiled (in the background, cached on disk) or without numba,
-run the NumPy body; the gradients are NumPy.
+run the NumPy body; MaxPoolGather is NumPy.
 
 What the gradient reuses is kept per input array (``_remember`` / ``_recall``): the forward
 pass of every pool of a network leaves its maxima for its
@@ -362,7 +363,7 @@ def _fields(p: _PoolParams) -> tuple:
 def _max_pool_cpu(op: MaxPool2d, xp, x):
     """2x2 tiled windows of a C-contiguous float input: one numba pass for the maxima and the
     copy kept for the gradient (the NumPy body's ``tiled_hits`` reads it)."""
-    if op.kernel != (2, 2) or not op.tiled(x.shape) or not x.flags.c_contiguous:
+    if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
         return NotImplemented
     mod = _pool_numba.kernels(x.dtype)
     if mod is None:
@@ -372,6 +373,18 @@ def _max_pool_cpu(op: MaxPool2d, xp, x):
     if state.grad_enabled:
         _remember(x, op, "max", keep)
     return out
+
+
+@overrides.register(MaxPoolScatter, "cpu")
+def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
+    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass finds
+    each window's chosen element and writes ``g`` there (``_pool_numba.scatter``)."""
+    if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
+        return NotImplemented
+    mod = _pool_numba.kernels(g.dtype, x.dtype)
+    if mod is None:
+        return NotImplemented
+    return _pool_numba.scatter(mod, g, x)
 
 
 @dataclass(frozen=True)

@@ -209,17 +209,73 @@ def _pool(dtype, shape, seed=3):
     return (Pl.MaxPool2d((2, 2), (2, 2), (0, 0), (1, 1), False), (x,), tol)
 
 
-# ops with a CPU override only: 2x2 max pooling (numba), odd sizes leaving a row uncovered
+def _scatter(dtype, shape, seed=4):
+    """A 2x2 MaxPoolScatter case: ``g`` and ``x`` (ties; a NaN where ``seed`` is odd)."""
+    _, (x,), tol = _pool(dtype, shape, seed)
+    if seed % 2 == 0:
+        x[0, 0, 0, 0] = 0.5
+    g = _rand(shape[0], shape[1], shape[2] // 2, shape[3] // 2, dtype=dtype, seed=seed + 1)
+    return (Pl.MaxPoolScatter((2, 2), (2, 2), (0, 0), (1, 1), False), (g, x), tol)
+
+
+def _last(a):
+    """``a`` (N, C, ...) in channels-last memory."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1)).transpose(
+        0, a.ndim - 1, *range(1, a.ndim - 1)
+    )
+
+
+def _bn_cpu(dtype, shape, last):
+    """One case of each batch-norm op for the CPU kernels (float32 / float64, NCHW or
+    channels-last memory)."""
+    x = _rand(*shape, dtype=dtype) * 2 + 1
+    g = _rand(*shape, dtype=dtype, seed=1)
+    w, b = _rand(shape[1], dtype=dtype, seed=2) + 2, _rand(shape[1], dtype=dtype, seed=3)
+    if last:
+        x, g = _last(x), _last(g)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    return {
+        "ember.ops.norm.BatchMoments": (Nm.BatchMoments(), (x,), tol),
+        "ember.ops.norm.BatchNormalize": (
+            Nm.BatchNormalize(1e-5, True, True, True),
+            _bn(x, w, b),
+            tol,
+        ),
+        "ember.ops.norm.BatchNormSums": (Nm.BatchNormSums(1e-5, True), _bn(x, g=g)[:3], tol),
+        "ember.ops.norm.BatchNormGradInput": (
+            Nm.BatchNormGradInput(1e-5, True),
+            _bn(x, w, g=g),
+            tol,
+        ),
+    }
+
+
+_BN_CPU = [
+    _bn_cpu(np.float32, (4, 3, 5, 6), False),
+    _bn_cpu(np.float32, (4, 3, 5, 6), True),
+    _bn_cpu(F64, (3, 4, 7), False),
+    _bn_cpu(F64, (2, 5, 3, 3), True),
+    _bn_cpu(np.float32, (6, 5), False),
+]
+
+# ops with a CPU override: 2x2 max pooling and its gradient (numba), odd sizes leaving a row
+# uncovered; batch normalization's four ops (numba), in NCHW and channels-last memory
 CPU_OP_CASES = {
     "ember.ops.pool.MaxPool2d": [
         _pool(np.float32, (2, 3, 8, 8)),
         _pool(F64, (2, 3, 7, 9)),
         _pool(np.float32, (1, 2, 9, 7)),
-    ]
+    ],
+    "ember.ops.pool.MaxPoolScatter": [
+        _scatter(np.float32, (2, 3, 8, 8)),
+        _scatter(F64, (2, 3, 7, 9), seed=5),
+        _scatter(np.float32, (1, 2, 9, 7)),
+    ],
+    **{name: [case[name] for case in _BN_CPU] for name in _BN_CPU[0]},
 }
 
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps),
-# max pooling (numba)
+# max pooling and batch normalization (numba)
 CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"} | set(CPU_OP_CASES)
 
 

@@ -141,3 +141,39 @@ def test_no_entries_without_grad(mode):
     with ember.no_grad():
         F.max_pool2d(ember.randn(2, 3, 8, 8), 2)
     assert len(P._cache()) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("g_layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("special", ["none", "inf_g", "nan_x", "ties"])
+def test_scatter_kernel_matches_the_numpy_body(dtype, x_layout, g_layout, special, monkeypatch):
+    """MaxPoolScatter's override: the arithmetic path (finite g, no NaN), the exact path it
+    falls back to (a NaN in a window, an infinite g), ties (first maximum); odd sizes leave
+    the uncovered row and column zero; the result keeps x's layout."""
+    if not _jit.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(_jit, "_mode", "sync")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 7, 9)).astype(dtype)
+    g = rng.standard_normal((3, 4, 3, 4)).astype(dtype)
+    if special == "inf_g":
+        g[1, 2, 0, 1] = np.inf
+    elif special == "nan_x":
+        x[0, 1, 2, 3] = x[0, 1, 3, 2] = np.nan
+    elif special == "ties":
+        x[:, :, :4] = 0.0
+        x[2, 3, 0, 1] = -0.0
+    if x_layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    if g_layout == "channels_last":
+        g = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    op = P.MaxPoolScatter((2, 2), (2, 2), (0, 0), (1, 1), False)
+    P._cache().clear()
+    want = op.forward(np, g, x)
+    got = P._max_pool_scatter_cpu(op, np, g, x)
+    np.testing.assert_array_equal(got, want)
+    assert got.flags.c_contiguous == x.flags.c_contiguous
+    tx, tg = torch.tensor(np.ascontiguousarray(x), requires_grad=True), torch.tensor(g)
+    torch.nn.functional.max_pool2d(tx, 2).backward(tg)
+    np.testing.assert_array_equal(got, tx.grad.numpy())

@@ -1,0 +1,259 @@
+"""numba kernels for batch normalization on the CPU (the overrides in ``ember.ops.norm`` call
+them): each of the four ops is one loop over its inputs, in their own memory layout.
+
+The NumPy bodies take about ten passes over memory per op (a centred copy, products, BLAS
+sums) and copy a channels-last input (a convolution's output) to NCHW first; these kernels read
+each input once or twice (the moments' two passes) and write the result in the input's layout,
+so a network whose convolutions answer channels-last memory stays channels-last through
+BatchNorm, ReLU and max-pool.
+
+Arrays come as C-contiguous 3-D views ``(N, C, L)`` (NCHW-like, ``last=False``) or
+``(N, L, C)`` (channels-last, ``last=True``): ``view(x)`` finds which, or None for any other
+layout (the op's NumPy body runs). Per-channel sums accumulate in float64 (for float32 data
+too), two passes for the variance as the NumPy body computes it.
+
+numba is optional: ``kernels(dtype)`` is None without it, with ``EMBER_JIT=0``, for dtypes
+other than float32 and float64, and while the module compiles in the background
+(``ember.backend.jit``); callers then run the op's NumPy body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SOURCE = """
+import numpy as np
+from numba import njit, types
+
+
+def r3(t):
+    return types.Array(t, 3, "C", readonly=True)
+
+
+def w3(t):
+    return types.Array(t, 3, "C")
+
+
+def r1(t):
+    return types.Array(t, 1, "C", readonly=True)
+
+
+def w2(t):
+    return types.Array(t, 2, "C")
+
+
+F = (types.float32, types.float64)
+OPTS = dict(cache=True, nogil=True, fastmath=True, error_model="numpy")
+
+
+@njit(
+    [types.void(r3(t), types.boolean, w2(a)) for t in F for a in F], **OPTS
+)
+def moments(x, last, stats):
+    # sums of one image in x's dtype (vectorized), images added up in float64
+    n = x.shape[0]
+    c = x.shape[2] if last else x.shape[1]
+    l = x.shape[1] if last else x.shape[2]
+    m = n * l
+    s = np.zeros(c, np.float64)
+    q = np.zeros(c, np.float64)
+    t = np.zeros(c, x.dtype)
+    mean = np.zeros(c, x.dtype)
+    if last:
+        for i in range(n):
+            t[:] = 0
+            for j in range(l):
+                for k in range(c):
+                    t[k] += x[i, j, k]
+            for k in range(c):
+                s[k] += t[k]
+        for k in range(c):
+            s[k] /= m
+            mean[k] = s[k]
+        for i in range(n):
+            t[:] = 0
+            for j in range(l):
+                for k in range(c):
+                    d = x[i, j, k] - mean[k]
+                    t[k] += d * d
+            for k in range(c):
+                q[k] += t[k]
+    else:
+        for k in range(c):
+            acc = 0.0
+            for i in range(n):
+                a = x[i, k, 0] - x[i, k, 0]
+                for j in range(l):
+                    a += x[i, k, j]
+                acc += a
+            s[k] = acc / m
+            mk = x[0, k, 0] - x[0, k, 0] + s[k]
+            acc = 0.0
+            for i in range(n):
+                a = x[i, k, 0] - x[i, k, 0]
+                for j in range(l):
+                    d = x[i, k, j] - mk
+                    a += d * d
+                acc += a
+            q[k] = acc
+    for k in range(c):
+        stats[0, k] = s[k]
+        stats[1, k] = q[k] / m
+
+
+@njit(
+    [types.void(r3(t), types.boolean, r1(a), r1(a), w3(t)) for t in F for a in F], **OPTS
+)
+def normalize(x, last, scale, shift, y):
+    n, d1, d2 = x.shape
+    if last:
+        for i in range(n):
+            for j in range(d1):
+                for k in range(d2):
+                    y[i, j, k] = x[i, j, k] * scale[k] + shift[k]
+    else:
+        for i in range(n):
+            for j in range(d1):
+                a, b = scale[j], shift[j]
+                for k in range(d2):
+                    y[i, j, k] = x[i, j, k] * a + b
+
+
+@njit(
+    [types.void(r3(t), r3(t), types.boolean, r1(a), w2(a)) for t in F for a in F], **OPTS
+)
+def sums(g, x, last, mean, out):
+    n, d1, d2 = x.shape
+    c = d2 if last else d1
+    a = np.zeros(c, np.float64)
+    b = np.zeros(c, np.float64)
+    if last:
+        ta = np.zeros(c, x.dtype)
+        tb = np.zeros(c, x.dtype)
+        mt = np.zeros(c, x.dtype)
+        for k in range(c):
+            mt[k] = mean[k]
+        for i in range(n):
+            ta[:] = 0
+            tb[:] = 0
+            for j in range(d1):
+                for k in range(d2):
+                    gv = g[i, j, k]
+                    ta[k] += gv
+                    tb[k] += gv * (x[i, j, k] - mt[k])
+            for k in range(c):
+                a[k] += ta[k]
+                b[k] += tb[k]
+    else:
+        for j in range(d1):
+            sa = 0.0
+            sb = 0.0
+            mj = x[0, j, 0] - x[0, j, 0] + mean[j]
+            for i in range(n):
+                pa = mj - mj
+                pb = mj - mj
+                for k in range(d2):
+                    gv = g[i, j, k]
+                    pa += gv
+                    pb += gv * (x[i, j, k] - mj)
+                sa += pa
+                sb += pb
+            a[j] = sa
+            b[j] = sb
+    for k in range(c):
+        out[0, k] = a[k]
+        out[1, k] = b[k]
+
+
+@njit(
+    [
+        types.void(r3(t), r3(t), types.boolean, r1(a), r1(a), r1(a), r1(a), w3(t))
+        for t in F
+        for a in F
+    ],
+    **OPTS,
+)
+def grad_input(g, x, last, mean, k1, k2, k3, dx):
+    n, d1, d2 = x.shape
+    if last:
+        for i in range(n):
+            for j in range(d1):
+                for k in range(d2):
+                    dx[i, j, k] = k1[k] * g[i, j, k] + k2[k] * (x[i, j, k] - mean[k]) + k3[k]
+    else:
+        for i in range(n):
+            for j in range(d1):
+                a, b, m, e = k1[j], k2[j], mean[j], k3[j]
+                for k in range(d2):
+                    dx[i, j, k] = a * g[i, j, k] + b * (x[i, j, k] - m) + e
+
+
+kernel = moments
+"""
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_handle = None  # the compile handle, once asked for (hashing the source costs ~5 us a call)
+
+
+def kernels(dtype):
+    """The compiled module (``moments``, ``normalize``, ``sums``, ``grad_input``) when numba
+    serves ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
+    global _handle
+    if dtype not in _DTYPES:
+        return None
+    from ..backend import jit as _jit
+
+    if not _jit.enabled():
+        return None
+    k = _handle
+    if k is None or _jit._kernels.get(k.name.rpartition("_")[2]) is not k:  # caches cleared
+        k = _handle = _jit.kernel("batchnorm", SOURCE)
+    return None if k is None or k.fn is None else k.module
+
+
+def _last_axes(nd: int) -> tuple:
+    """Axes moving dim 1 last: (N, C, H, W) -> (N, H, W, C)."""
+    return (0,) + tuple(range(2, nd)) + (1,)
+
+
+def _first_axes(nd: int) -> tuple:
+    """The inverse of ``_last_axes``: (N, H, W, C) -> (N, C, H, W)."""
+    return (0, nd - 1) + tuple(range(1, nd - 1))
+
+
+def view(x):
+    """``(3-D C-contiguous view, last)`` of an (N, C, *) array: ``(N, C, L)`` for NCHW-like
+    memory, ``(N, L, C)`` for channels-last memory; None for any other layout (or < 2 dims)."""
+    if x.ndim < 2 or x.size == 0:
+        return None
+    n, c = x.shape[:2]
+    if x.flags.c_contiguous:
+        return x.reshape(n, c, -1), False
+    if x.ndim > 2:
+        t = x.transpose(_last_axes(x.ndim))
+        if t.flags.c_contiguous:
+            return t.reshape(n, -1, c), True
+    return None
+
+
+def like(x, last: bool):
+    """A new array of ``x``'s shape and dtype in the layout ``last`` says, and its 3-D view."""
+    n, c = x.shape[:2]
+    if not last:
+        out = np.empty(x.shape, x.dtype)
+        return out, out.reshape(n, c, -1)
+    t = np.empty((n,) + x.shape[2:] + (c,), x.dtype)
+    return t.transpose(_first_axes(x.ndim)), t.reshape(n, -1, c)
+
+
+def as_layout(g, last: bool):
+    """``g``'s 3-D view in the layout ``last`` says: ``g`` itself when it is laid out so,
+    else a copy."""
+    v = view(g)
+    if v is not None and v[1] == last:
+        return v[0]
+    _, out = like(g, last)
+    n, c = g.shape[:2]
+    src = g.reshape(n, c, -1)
+    out[...] = src.transpose(0, 2, 1) if last else src
+    return out
