@@ -420,3 +420,81 @@ def test_bfloat16_stays_bfloat16_and_matches_torch(device, name, fn):
     np.testing.assert_allclose(
         x.grad.float().cpu().numpy(), tx.grad.float().numpy(), atol=0.03 * gscale
     )
+
+
+def _three_layers(lib, x, ws):
+    h = x
+    for w in ws:
+        h = lib.relu(lib.nn.functional.conv2d(h, w, padding=1))
+    return h
+
+
+def test_every_layer_reuses_its_forward_patches(monkeypatch):
+    """Three convolutions (the first planar): each weight gradient takes the patches its
+    forward pass kept (no second gather) and equals PyTorch's; the entries go as they are
+    taken."""
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((4, 1, 8, 8)).astype(np.float32)
+    wss = [
+        rng.standard_normal(s).astype(np.float32) * 0.3
+        for s in [(6, 1, 3, 3), (6, 6, 3, 3), (5, 6, 3, 3)]
+    ]
+    C.release_scratch()
+    taken = []
+    real = C._recall
+    monkeypatch.setattr(C, "_recall", lambda x, tag: taken.append(real(x, tag)) or taken[-1])
+    x = ember.tensor(xs, requires_grad=True)
+    ws = [ember.tensor(w, requires_grad=True) for w in wss]
+    y = _three_layers(ember, x, ws)
+    assert len(C._kept()) == 3
+    (y * y).sum().backward()
+    assert len(taken) == 3 and all(t is not None for t in taken)
+    assert len(C._kept()) == 0
+    tx = torch.tensor(xs, requires_grad=True)
+    tws = [torch.tensor(w, requires_grad=True) for w in wss]
+    ty = _three_layers(torch, tx, tws)
+    (ty * ty).sum().backward()
+    for w, tw in zip(ws, tws):
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_kept_patches_only_while_recording_and_within_the_cap(monkeypatch):
+    rng = np.random.default_rng(1)
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    C.release_scratch()
+    with ember.no_grad():
+        ember.nn.functional.conv2d(x, w, padding=1)
+    assert len(C._kept()) == 0
+    y = ember.nn.functional.conv2d(x, w, padding=1)
+    assert len(C._kept()) == 1
+    C._local.cols_of = None  # the no_grad pass's scratch patches name x (strongly)
+    del y, x
+    import gc
+
+    gc.collect()
+    assert len(C._kept()) == 0  # the entry died with its input
+    monkeypatch.setattr(C, "KEEP_BYTES", 1000)  # 2*6*6*27*8 bytes of patches: over the cap
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 6)), requires_grad=True)
+    ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
+    assert len(C._kept()) == 0
+    tx, tw = (
+        torch.tensor(x.detach().numpy(), requires_grad=True),
+        torch.tensor(w.detach().numpy(), requires_grad=True),
+    )
+    torch.nn.functional.conv2d(tx, tw, padding=1).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_kept_patches_follow_in_place_changes_through_a_new_forward():
+    """A forward pass after an in-place change keeps the new patches (no stale entry)."""
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 6)))
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    ember.nn.functional.conv2d(x, w, padding=1)
+    x.mul_(3)
+    ember.nn.functional.conv2d(x, w, padding=1).pow(2).sum().backward()
+    tx, tw = torch.tensor(x.numpy()), torch.tensor(w.detach().numpy(), requires_grad=True)
+    torch.nn.functional.conv2d(tx, tw, padding=1).pow(2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-10)
