@@ -70,6 +70,7 @@ from ..backend import overrides
 from ..backend.arrays import strided_view
 from ..backend.kernels import conv as _cudnn
 from ..backend.memory import scratch as _scratch
+from . import _conv_numba
 from .base import Op, Spec, apply
 
 _local = threading.local()
@@ -225,6 +226,7 @@ def im2col(
     reuse: bool = False,
     layout: str = "nhwc",
     keep: bool = False,
+    fill=None,
 ):
     """x (N, C, H, W) -> cols (N * Ho * Wo, kh * kw * C) with the patch in (kh, kw, C) order,
     or with ``layout="planar"`` (N, C * kh * kw, Ho * Wo).
@@ -236,7 +238,8 @@ def im2col(
     ``reuse`` them: only for Conv2dGradWeight, whose input ``x`` the autograd engine has checked
     to be unchanged since the forward pass (version counter); a forward pass never reuses.
     A forward pass over the whole batch asks to ``keep`` its patches for that (the module's
-    notes say when it does).
+    notes say when it does). ``fill(x, cols, stride, padding, dilation)``, where given (the
+    CPU override's numba gather), writes the channels-last patches itself or answers False.
     """
     n, c, h, w = x.shape
     kh, kw = kernel
@@ -271,19 +274,26 @@ def im2col(
         view = strided_view(xpad, shape, strides)
         final = (n, k, ho * wo)
     else:
-        xpad = _padded_nhwc(xp, x, padding, "pad")
-        if (kh, kw) == (1, 1) and stride == (1, 1) and xpad.flags.c_contiguous:
-            return xpad.reshape(m, k), ho, wo  # a 1x1 convolution reads the input in place
-        view = _patches(xp, xpad, kh, kw, ho, wo, stride, dilation)
         shape = (n, ho, wo, kh, kw, c)
         final = (m, k)
+        if fill is not None and (kh, kw) != (1, 1):
+            xpad = view = None  # the fill function gathers from x itself
+        else:
+            xpad = _padded_nhwc(xp, x, padding, "pad")
+            if (kh, kw) == (1, 1) and stride == (1, 1) and xpad.flags.c_contiguous:
+                return xpad.reshape(m, k), ho, wo  # a 1x1 convolution reads the input in place
+            view = _patches(xp, xpad, kh, kw, ho, wo, stride, dilation)
     if keep:
         cols = np.empty(shape, x.dtype)
     else:
         cols = _scratch(xp, slot, shape, x.dtype)
         if slot == "cols":
             _local.cols_of = None  # being overwritten
-    _copy(cols, view)
+    if view is not None:
+        _copy(cols, view)
+    elif not fill(x, cols, stride, padding, dilation):
+        view = _patches(xp, _padded_nhwc(xp, x, padding, "pad"), kh, kw, ho, wo, stride, dilation)
+        _copy(cols, view)
     cols = cols.reshape(final)
     if keep:
         _keep(x, tag, cols)
@@ -413,6 +423,11 @@ class Conv2d(_ConvParams):
     node_name = "ConvolutionBackward0"
 
     def forward(self, xp, x, w):
+        return self.compute(xp, x, w)
+
+    def compute(self, xp, x, w, fill=None):
+        """The forward pass, with the patches of channels-last inputs gathered by ``fill``
+        where given (see ``im2col``; the CPU override's numba kernel)."""
         n, c, h, wd = x.shape
         o, _, kh, kw = w.shape
         g = self.groups
@@ -436,7 +451,8 @@ class Conv2d(_ConvParams):
         out = xp.empty((n * rows, o), dtype=dtype)  # channels-last rows
         for b0, b1 in spans:
             xb = x if len(spans) == 1 else x[b0:b1]
-            cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot, keep=len(spans) == 1)
+            one = len(spans) == 1
+            cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot, keep=one, fill=fill)
             dst = out[b0 * rows : b1 * rows]
             if g == 1:
                 xp.matmul(cols, wm[0], out=dst)
@@ -595,6 +611,19 @@ class Conv2dGradWeight(Op):
             apply(Conv2dGradInput(tuple(x.shape), *p), g, h) if x._requires_grad else None,
             apply(Conv2d(*p), x, h) if g._requires_grad else None,
         )
+
+
+# -- CPU override: the forward above with numba's patch gather (``_conv_numba``) --------------
+
+
+@overrides.register(Conv2d, "cpu")
+def _conv2d_cpu(op, xp, x, w):
+    """Conv2d (and the input gradient's gathering convolution, which inherits it) with the
+    channels-last patches gathered in one numba pass; NotImplemented without the kernel."""
+    mod = _conv_numba.kernels(x.dtype)
+    if mod is None:
+        return NotImplemented
+    return op.compute(xp, x, w, _conv_numba.filler(mod))
 
 
 # -- CUDA overrides: cuDNN graphs where the frontend serves the call, else the forwards above ---

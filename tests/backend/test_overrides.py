@@ -259,7 +259,8 @@ _BN_CPU = [
 ]
 
 # ops with a CPU override: 2x2 max pooling and its gradient (numba), odd sizes leaving a row
-# uncovered; batch normalization's four ops (numba), in NCHW and channels-last memory
+# uncovered; batch normalization's four ops (numba), in NCHW and channels-last memory;
+# convolution (numba's patch gather)
 CPU_OP_CASES = {
     "ember.ops.pool.MaxPool2d": [
         _pool(np.float32, (2, 3, 8, 8)),
@@ -272,10 +273,22 @@ CPU_OP_CASES = {
         _scatter(np.float32, (1, 2, 9, 7)),
     ],
     **{name: [case[name] for case in _BN_CPU] for name in _BN_CPU[0]},
+    "ember.ops.conv.Conv2d": [  # numba's gather for channels-last inputs; NumPy's for others
+        (C.Conv2d(*_P1), (_X1, _W1), 1e-4),
+        (C.Conv2d(*_P2), (_X2, _W2), 1e-4),
+        (C.Conv2d(*_P1), (_last(_X1), _W1), 1e-4),
+        (C.Conv2d(*_P2), (_last(_X2), _W2), 1e-4),
+        (
+            C.Conv2d((1, 2), (2, 0), (1, 1), 1),
+            (_last(_rand(3, 5, 7, 6, dtype=F64)), _rand(4, 5, 3, 2, dtype=F64)),
+            1e-12,
+        ),
+        (C._GradInputConv(*_P1), (_last(_G1), _W1[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)), 1e-4),
+    ],
 }
 
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps),
-# max pooling and batch normalization (numba)
+# max pooling, batch normalization and convolution (numba)
 CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"} | set(CPU_OP_CASES)
 
 

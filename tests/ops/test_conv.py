@@ -498,3 +498,47 @@ def test_kept_patches_follow_in_place_changes_through_a_new_forward():
     tx, tw = torch.tensor(x.numpy()), torch.tensor(w.detach().numpy(), requires_grad=True)
     torch.nn.functional.conv2d(tx, tw, padding=1).pow(2).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [  # (x shape, w shape, stride, padding, dilation, groups)
+        ((3, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+        ((2, 6, 9, 7), (4, 3, 3, 2), (2, 1), (1, 0), (1, 2), 2),
+        ((2, 5, 6, 6), (3, 5, 5, 5), (1, 1), (2, 2), (1, 1), 1),
+        ((2, 4, 5, 5), (4, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ],
+    ids=["3x3", "strided_dilated_groups", "5x5_pad2", "1x1"],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_gather_of_channels_last_inputs(cfg, dtype, monkeypatch):
+    """Conv2d's CPU override (numba's patch gather from channels-last memory, the input
+    gradient's gathering convolution too) against the NumPy body and PyTorch."""
+    from ember.backend import jit as _jit
+
+    if not _jit.available():
+        pytest.skip("numba is not installed")
+    xs, ws, s, p, d, g = cfg
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(xs).astype(dtype)
+    x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    w = rng.standard_normal(ws).astype(dtype)
+    results = {}
+    for mode in ("off", "sync"):
+        monkeypatch.setattr(_jit, "_mode", mode)
+        C.release_scratch()
+        xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        y = ember.nn.functional.conv2d(xt, wt, None, s, p, d, g)
+        (y * y).sum().backward()
+        results[mode] = [a.detach().numpy() for a in (y, xt.grad, wt.grad)]
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, b in zip(results["sync"], results["off"]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    tx, tw = (
+        torch.tensor(np.ascontiguousarray(x), requires_grad=True),
+        torch.tensor(w, requires_grad=True),
+    )
+    ty = torch.nn.functional.conv2d(tx, tw, None, s, p, d, g)
+    (ty * ty).sum().backward()
+    for a, b in zip(results["sync"], (ty, tx.grad, tw.grad)):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=tol * 10, atol=tol * 10)
