@@ -529,8 +529,7 @@ class Tensor:
             raise DTypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # by identity, as PyTorch's; the C slot keeps dict lookups fast
 
     def __repr__(self) -> str:
         from ._repr import tensor_repr

@@ -45,6 +45,7 @@ tensor([0., 0.], requires_grad=True)
 from __future__ import annotations
 
 import copy
+import operator
 
 import numpy as np
 
@@ -235,24 +236,35 @@ class Optimizer:
     def _compile_signature(self) -> tuple:
         """What a trace of ``step`` fixes: each group's structure (non-number values, which
         numbers are zero) and which state entries of each parameter are None."""
+        memo = self.__dict__.setdefault("_structure_memo", {})  # id(group) -> keys, values, it
         groups = []
         entries = []
         state = self.state
+        lazy = self.lazy_state
         for group in self.param_groups:
-            groups.append(tuple([(k, _structure(v)) for k, v in group.items() if k != "params"]))
+            keys, values = tuple(group), tuple(group.values())
+            seen = memo.get(id(group))
+            if seen is not None and seen[0] == keys and all(map(operator.is_, seen[1], values)):
+                groups.append(seen[2])  # the same objects as last time: the same structure
+            else:
+                structure = tuple([(k, _structure(v)) for k, v in group.items() if k != "params"])
+                memo[id(group)] = (keys, values, structure)
+                groups.append(structure)
             for p in group["params"]:
                 s = state.get(p)
                 if s is None:
-                    entries.append(self.lazy_state)
+                    entries.append(lazy)
                 else:
-                    entries.append(tuple(sorted([k for k, v in s.items() if v is None])))
+                    unset = [k for k, v in s.items() if v is None]
+                    entries.append(tuple(sorted(unset)) if unset else ())
         return tuple(groups), tuple(entries)
 
     def _compile_guard(self) -> tuple:
         """The state tensors a trace reads, by identity (checked on every call: a state
         replaced by other tensors retraces)."""
+        state = self.state
         return tuple(
-            tuple(id(v) for v in self.state[p].values()) if p in self.state else None
+            tuple(map(id, s.values())) if (s := state.get(p)) is not None else None
             for group in self.param_groups
             for p in group["params"]
         )
@@ -429,12 +441,12 @@ def _is_number(v) -> bool:
 def _structure(v):
     """What a trace fixes of a hyperparameter: whether a number is zero; anything else itself."""
     t = type(v)
-    if t is float or t is int:  # the common case, first (called for every key on every call)
-        return v != 0
-    if _is_number(v):
+    if t is bool or v is None:  # the common cases first (called for every key on every call)
+        return v
+    if t is float or t is int or _is_number(v):
         return v != 0
     if isinstance(v, tuple):
-        return tuple(_structure(e) for e in v)
+        return tuple([_structure(e) for e in v])
     return v
 
 

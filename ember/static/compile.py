@@ -330,6 +330,32 @@ class _Entry:
         self.refs = [v.ref for v in self.plan.state]
         self.runner = None  # a cuda_graph.Runner for steps on the GPU
         self.guards = None  # the stateful objects' _compile_guard() when traced
+        # how each of the plan's stores is written, decided once: into an argument (its index),
+        # into a state array, as a new gradient (owning its memory), or through its ref
+        inputs = graph.inputs
+        self.stores = []
+        written = []  # the state arrays the stores write into
+        for v, _ in self.plan.stores:
+            ref = v.ref
+            if v.kind == "input":
+                self.stores.append((_INPUT, inputs.index(v)))
+            elif isinstance(ref, ArrayRef):
+                self.stores.append((_ARRAY, ref.array))
+                written.append(ref.array)
+            elif isinstance(ref, GradRef) and not ref.inplace:
+                self.stores.append((_NEW_GRAD, ref))
+            else:
+                self.stores.append((_REF, ref))
+        self.written_inputs = [i for kind, i in self.stores if kind is _INPUT]
+        self.written = written
+        roots = [_root(a) for a in written]
+        # plain NumPy arrays that own their memory: an output shares memory with one exactly when
+        # its own root is one of them (anything else is asked with ``may_share_memory``)
+        self.written_roots = (
+            {id(r) for r in roots}
+            if all(type(r) is np.ndarray and r.base is None for r in roots)
+            else None
+        )
 
     def run(self, tensors: list):
         feeds = [t._data for t in tensors]
@@ -337,37 +363,60 @@ class _Entry:
         outs, stores = self.plan.run(feeds, state_arrays)
         outs = outs[: self.n_out]
         if stores:
-            targets = []
-            for v, _ in stores:
-                if v.kind == "input":
-                    targets.append(feeds[self.run_graph.inputs.index(v)])
-                elif isinstance(v.ref, ArrayRef):
-                    targets.append(v.ref.array)
-            for i, o in enumerate(outs):  # results must not change when the state is written
-                if o is not None and any(_shares(o, t) for t in targets):
-                    outs[i] = o.copy()
-            protected = {id(a) for a in feeds} | {id(a) for a in state_arrays}
-            protected |= {id(o) for o in outs}
-            for v, arr in stores:
-                if v.kind == "input":
-                    dst = feeds[self.run_graph.inputs.index(v)]
+            self._protect(outs, feeds)
+            protected = None
+            for (kind, where), (_, arr) in zip(self.stores, stores):
+                if kind is _ARRAY:
+                    if arr is not where:
+                        where[...] = arr
+                elif kind is _INPUT:
+                    dst = feeds[where]
                     if dst is not arr:
                         dst[...] = arr
-                    continue
-                ref = v.ref
-                if isinstance(ref, GradRef) and not ref.inplace:
-                    root = arr
-                    while root.base is not None:
-                        root = root.base
+                elif kind is _NEW_GRAD:  # a new gradient must own its memory
+                    if protected is None:
+                        protected = set(map(id, feeds))
+                        protected.update(map(id, state_arrays))
+                        protected.update(map(id, outs))
+                    root = _root(arr)
                     if id(root) in protected or not writeable(arr):
                         arr = arr.copy()
                         root = arr
-                    protected.add(id(root))  # a new gradient must own its memory
-                ref.store(arr)
+                    protected.add(id(root))
+                    where.store(arr)
+                else:
+                    where.store(arr)
         for t in self.clears:
             t._grad = None
         it = iter(outs)
         return rebuild(self.structure, it)
+
+    def _protect(self, outs: list, feeds: list) -> None:
+        """Copy each output that shares memory with an array the stores write (results must not
+        change when the state is written)."""
+        roots = self.written_roots
+        targets = [feeds[j] for j in self.written_inputs]
+        for i, o in enumerate(outs):
+            if o is None:
+                continue
+            if roots is not None and type(o) is np.ndarray:
+                r = _root(o)
+                if r.base is None and type(r) is np.ndarray:
+                    if id(r) in roots or any(_shares(o, t) for t in targets):
+                        outs[i] = o.copy()
+                    continue
+            if any(_shares(o, t) for t in targets + self.written):
+                outs[i] = o.copy()
+
+
+_INPUT, _ARRAY, _NEW_GRAD, _REF = "input", "array", "new grad", "ref"
+
+
+def _root(a):
+    """The array that owns ``a``'s memory (``a`` itself unless it is a view)."""
+    while a.base is not None and hasattr(a.base, "base"):
+        a = a.base
+    return a
 
 
 def _shares(a, b) -> bool:
@@ -400,7 +449,8 @@ def stateful(obj) -> bool:
 def _guards(found) -> tuple:
     """Each stateful object's ``_compile_guard()`` (None for objects without one)."""
     return tuple(
-        g() if (g := getattr(obj, "_compile_guard", None)) is not None else None for _, obj in found
+        g(obj) if (g := getattr(type(obj), "_compile_guard", None)) is not None else None
+        for _, obj in found
     )
 
 

@@ -59,6 +59,7 @@ from ..backend import arrays as _arrays
 from ..backend import checks as _checks
 from ..backend import cuda as _cuda
 from ._cublas import CaptureUnsupported
+from .ir import GraphError
 from .pytree import rebuild
 from .trace import ArrayRef, GradRef, HostRef
 
@@ -222,6 +223,8 @@ class Runner:
                     self._capture_now(cp, feeds)
                 except Exception as e:  # noqa: BLE001 - any failure: run without a graph
                     self._reset()
+                    if isinstance(e, GraphError) and e.__cause__ is not None:
+                        e = e.__cause__  # the op's own error (``_where`` names the op)
                     self.disabled = f"capture failed: {type(e).__name__}: {e}{_where(e)}"
                     self._warn()
                     return entry.run(tensors)
@@ -278,7 +281,7 @@ class Runner:
 
         def body():
             with using(pool.malloc), _capture_patches(cp, self.keep):
-                outs, stores = _run_steps(cp, plan, steps, self.static_in, self.static_state)
+                outs, stores = plan.run_steps(cp, steps, self.static_in, self.static_state)
                 return self._stores(cp, outs[: entry.n_out], stores)
 
         earlier = _checks.take()  # checks queued before the capture stay queued
@@ -373,17 +376,3 @@ class Runner:
         for t in self.entry.clears:
             t._grad = None
         return rebuild(self.entry.structure, iter(outs))
-
-
-def _run_steps(xp, plan, steps, feeds, state) -> tuple[list, list]:
-    """``Plan.run``'s loop over ``steps`` (some forwards swapped for capture)."""
-    env = plan.template[:]
-    for i, a in zip(plan.feed_slots, feeds):
-        env[i] = a
-    for i, a in zip(plan.state_slots, state):
-        env[i] = a
-    for forward, ins, out, free in steps:
-        env[out] = forward(xp, *[env[i] for i in ins])
-        for i in free:
-            env[i] = None
-    return [env[i] for i in plan.out_slots], [(v, env[i]) for v, i in plan.stores]

@@ -6,7 +6,8 @@ its input slots, its output slot and the slots whose last use it is (freed right
 intermediate arrays live no longer than needed). ``Plan.run(feeds, state)`` is then one loop of
 ``op.forward(xp, *arrays)`` calls; on a device where an op has a registered kernel
 (``ember.backend.overrides``), that step calls the kernel first (``steps_for``: the steps of
-each device type are bound once and kept).
+each device type are bound once and kept). The loop is interpreted for the first runs and then
+generated as Python source for those steps (values in local variables: a step costs one call).
 
 ``Assign`` nodes are not run: their value's slot stands for their output, and ``run`` returns
 ``(target value, array)`` pairs for the caller to store once the run ends (so every read in a
@@ -101,6 +102,7 @@ class Plan:
         self._fed_at = {id(v): i for i, v in enumerate(feeds)}
         self._specialized: dict = {}
         self._bound: dict = {}  # device type -> steps with each op bound for it
+        self._loops: dict = {}  # id(steps) -> [steps, runs so far, their generated loop or None]
         self.template = [None] * self.size
         for i, data in consts:
             self.template[i] = data
@@ -108,11 +110,6 @@ class Plan:
     def run(self, feeds, state) -> tuple[list, list]:
         """``(outputs, stores)``: the targets' arrays, and ``(target value, array)`` for each
         ``Assign`` that ran."""
-        env = self.template[:]
-        for i, a in zip(self.feed_slots, feeds):
-            env[i] = a
-        for i, a in zip(self.state_slots, state):
-            env[i] = a
         xp = np
         for a in feeds:
             if type(a) is not _ndarray:
@@ -123,30 +120,31 @@ class Plan:
                 if type(a) is not _ndarray:
                     xp = xp_of(a)
                 break
-        steps = self.steps_for(xp, feeds)
-        k = 0
+        return self.run_steps(xp, self.steps_for(xp, feeds), feeds, state)
+
+    def run_steps(self, xp, steps: list, feeds, state) -> tuple[list, list]:
+        """``run`` with the given ``steps`` (``steps_for``'s, or some swapped for a capture)."""
+        known = self._loops.get(id(steps))
+        if known is None or known[0] is not steps:
+            known = self._loops[id(steps)] = [steps, 0, None]
+        loop = known[2]
+        if loop is None:
+            known[1] += 1
+            if known[1] < GENERATE_AFTER:
+                loop = _interpreted(self, steps)
+            else:
+                loop = known[2] = _generated(self, steps, xp is np)
+        at = [0]
         try:
-            for k, (forward, ins, out, free) in enumerate(steps):  # noqa: B007 (k: errors)
-                n = len(ins)
-                if n == 2:
-                    r = forward(xp, env[ins[0]], env[ins[1]])
-                elif n == 1:
-                    r = forward(xp, env[ins[0]])
-                else:
-                    r = forward(xp, *[env[i] for i in ins])
-                if type(r) is not _ndarray and r is not None and xp is np:
-                    r = np.asarray(r)
-                env[out] = r
-                for i in free:
-                    env[i] = None
+            outs, stored = loop(xp, feeds, state, at)
         except EmberError:
             raise
         except Exception as e:  # noqa: BLE001 - name the node that failed
             raise GraphError(
-                f"{self.graph.name}: running node {format_node(self.nodes[k])} failed: "
+                f"{self.graph.name}: running node {format_node(self.nodes[at[0]])} failed: "
                 f"{type(e).__name__}: {e}"
             ) from e
-        return [env[i] for i in self.out_slots], [(v, env[i]) for v, i in self.stores]
+        return outs, [(v, a) for (v, _), a in zip(self.stores, stored)]
 
     def steps_for(self, xp, feeds) -> list:
         """The steps that run this plan on ``xp``'s device for ``feeds``: each op's registered
@@ -185,6 +183,76 @@ class Plan:
                 steps[k] = (overrides.bind(op, device), ins, out, free)
             self._specialized[key] = steps
         return steps
+
+
+GENERATE_AFTER = 3  # runs of a list of steps before its loop is generated (``_generated``)
+
+
+def _interpreted(plan: Plan, steps: list):
+    """The loop that runs ``steps``: ``loop(xp, feeds, state, at)`` returns ``(outputs, stored
+    arrays)``. Each step reads its inputs' slots and fills its output's; a slot is emptied after
+    its last use, and ``at[0]`` holds the index of the step running when an exception leaves.
+    On NumPy a step's scalar result becomes a 0-d array."""
+
+    def loop(xp, feeds, state, at):
+        env = plan.template[:]
+        for i, a in zip(plan.feed_slots, feeds):
+            env[i] = a
+        for i, a in zip(plan.state_slots, state):
+            env[i] = a
+        on_numpy = xp is np
+        for k, (forward, ins, out, free) in enumerate(steps):
+            at[0] = k
+            r = forward(xp, *[env[i] for i in ins])
+            if on_numpy and type(r) is not _ndarray and r is not None:
+                r = np.asarray(r)
+            env[out] = r
+            for i in free:
+                env[i] = None
+        return [env[i] for i in plan.out_slots], [env[s] for _, s in plan.stores]
+
+    return loop
+
+
+def _generated(plan: Plan, steps: list, on_numpy: bool):
+    """``_interpreted``'s loop as Python source generated for ``steps`` and compiled: each value
+    lives in a local variable, so a step costs a call and no slot indexing. Compiling costs about
+    as much as a hundred runs save, so a plan generates it once the same steps ran
+    ``GENERATE_AFTER`` times."""
+    fed = dict(zip(plan.feed_slots, range(len(plan.feed_slots))))
+    held = dict(zip(plan.state_slots, range(len(plan.state_slots))))
+    made = {out for _, _, out, _ in steps}
+    read = {i for _, ins, _, _ in steps for i in ins}
+    read |= set(plan.out_slots) | {s for _, s in plan.stores}
+    lines = ["def loop(xp, feeds, state, at):"]
+    for i in sorted(read - made):
+        if i in fed:
+            lines.append(f"    v{i} = feeds[{fed[i]}]")
+        elif i in held:
+            lines.append(f"    v{i} = state[{held[i]}]")
+        else:
+            lines.append(f"    v{i} = template[{i}]")
+    lines.append("    k = 0")
+    lines.append("    try:")
+    lines.append("        pass")
+    for k, (_, ins, out, free) in enumerate(steps):
+        args = "".join(f", v{i}" for i in ins)
+        lines.append(f"        k = {k}")
+        lines.append(f"        v{out} = f{k}(xp{args})")
+        if on_numpy:
+            lines.append(f"        if v{out}.__class__ is not nd and v{out} is not None:")
+            lines.append(f"            v{out} = asarray(v{out})")
+        lines.extend(f"        v{i} = None" for i in free)
+    lines.append("    except BaseException:")
+    lines.append("        at[0] = k")
+    lines.append("        raise")
+    outs = ", ".join(f"v{i}" for i in plan.out_slots)
+    stored = ", ".join(f"v{s}" for _, s in plan.stores)
+    lines.append(f"    return [{outs}], [{stored}]")
+    scope = {f"f{k}": f for k, (f, _, _, _) in enumerate(steps)}
+    scope.update(nd=_ndarray, asarray=np.asarray, template=plan.template)
+    exec(compile("\n".join(lines), f"<ember plan of {plan.graph.name}>", "exec"), scope)  # noqa: S102
+    return scope["loop"]
 
 
 __all__ = ["Plan"]

@@ -23,6 +23,8 @@ Two modes:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -90,19 +92,27 @@ class GradRef:
 
 class HostRef:
     """A number a graph reads from a Python container on every run (an optimizer group's
-    ``lr``, ``betas[0]``): ``read`` gives it as a 0-d float64 array on ``device``."""
+    ``lr``, ``betas[0]``): ``read`` gives it as a 0-d float64 array on ``device``, made again
+    only when the number changed."""
 
-    __slots__ = ("holder", "key", "index", "device")
+    __slots__ = ("holder", "key", "index", "device", "_last")
 
     def __init__(self, holder, key, index, device) -> None:
         self.holder, self.key, self.index, self.device = holder, key, index, device
+        self._last = (None, None)  # (number, its array)
 
     def value(self) -> float:
         v = self.holder[self.key]
         return float(v if self.index is None else v[self.index])
 
     def read(self):
-        return self.device.xp.asarray(self.value(), dtype=np.float64)
+        v = self.value()
+        last, array = self._last
+        if v == last and (v or math.copysign(1.0, v) == math.copysign(1.0, last)):
+            return array
+        array = self.device.xp.asarray(v, dtype=np.float64)
+        self._last = (v, array)
+        return array
 
     def store(self, value) -> None:
         raise TraceError(f"a graph wrote to the host value {self.key!r}")

@@ -15,6 +15,7 @@ import pytest
 import ember
 from ember.backend import arrays
 from ember.static import _cublas, cuda_graph
+from ember.static.executor import Plan
 
 
 @pytest.fixture
@@ -33,17 +34,18 @@ def capture_log(fake_cuda, monkeypatch):
         out[...] = r
         return out
 
-    run_steps = cuda_graph._run_steps
+    run_steps = Plan.run_steps
 
-    def run_steps_then_a_worker(cp, plan, steps, *args):
-        result = run_steps(cp, plan, steps, *args)  # the capturing thread's ops
-        runner = captured[0] if captured else None
-        kept = len(runner.keep) if runner is not None else None
+    def run_steps_then_a_worker(plan, cp, steps, *args):
+        result = run_steps(plan, cp, steps, *args)  # the capturing thread's ops
+        if not captured or log["worker"] is not None:  # not capturing: an ordinary run
+            return result
+        runner = captured[0]
+        kept = len(runner.keep)
         worker = threading.Thread(target=_worker, args=(fake_cuda, log))
         worker.start()
         worker.join()
-        if runner is not None:
-            log["kept_by_worker"] = len(runner.keep) - kept
+        log["kept_by_worker"] = len(runner.keep) - kept
         return result
 
     captured: list = []
@@ -54,7 +56,7 @@ def capture_log(fake_cuda, monkeypatch):
         return capture_now(self, *args)
 
     monkeypatch.setattr(_cublas, "matmul", cublas_matmul)
-    monkeypatch.setattr(cuda_graph, "_run_steps", run_steps_then_a_worker)
+    monkeypatch.setattr(Plan, "run_steps", run_steps_then_a_worker)
     monkeypatch.setattr(cuda_graph.Runner, "_capture_now", capture_now_kept)
     return log
 

@@ -6,7 +6,7 @@ import pytest
 import ember
 from ember.ops.elementwise import ADD, MUL, Exp
 from ember.ops.reduce import Sum
-from ember.static import Graph, GraphError
+from ember.static import Graph, GraphError, executor
 from ember.static.executor import Plan
 from ember.static.ir import Assign
 
@@ -93,3 +93,31 @@ def test_failures_name_the_node():
     with pytest.raises(GraphError, match=r"bad: running node %1: f32\[\] = Sum\(%0, axis=\(3,\)\)"):
         Plan(g, [y]).run([np.ones(2, np.float32)], [])
     assert ember.ones(1).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("runs", [1, executor.GENERATE_AFTER + 1], ids=["interpreted", "generated"])
+def test_both_loops_give_the_same_results_scalars_and_errors(runs):
+    """A plan interprets its steps for its first runs and then runs a loop generated for them:
+    both give the same outputs and stores, a 0-d array for a scalar result, and name the node
+    that failed."""
+    g, (x, s, c, a, b, e, t) = _graph()
+    plan = Plan(g, [t, a, g.nodes[-1].output])
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.full((2, 3), -1.0, np.float32)
+    for _ in range(runs):
+        (total, doubled, _), stores = plan.run([xs], [w])
+    assert (plan._loops[id(plan.steps_for(np, [xs]))][2] is not None) == (runs >= executor.GENERATE_AFTER)
+    want = 2 * xs - 1
+    assert type(total) is np.ndarray and total.shape == ()
+    np.testing.assert_allclose(total, np.exp(want).sum(), rtol=1e-6)
+    np.testing.assert_array_equal(doubled, 2 * xs)
+    assert stores[0][0] is s
+    np.testing.assert_array_equal(stores[0][1], want)
+    bad = Graph("bad")
+    y = bad.add_input((2,), np.float32)
+    z = bad.add_node(Sum(axis=(3,)), [bad.add_node(Exp(), [y], (2,), np.float32)], (), np.float32)
+    plan = Plan(bad, [z])
+    for _ in range(runs):  # the generated loop runs from the ``GENERATE_AFTER``-th run on
+        with pytest.raises(GraphError, match=r"bad: running node %2: f32\[\] = Sum\(%1, axis"):
+            plan.run([np.ones(2, np.float32)], [])
+    assert (plan._loops[id(plan.steps_for(np, []))][2] is not None) == (runs >= executor.GENERATE_AFTER)

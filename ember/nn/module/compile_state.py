@@ -30,7 +30,22 @@ class ModuleCompileState:
         return out
 
     def _compile_signature(self) -> tuple:
-        return tuple(m.training for m in self.modules())
+        """Each module's training flag, in ``modules()`` order (walked without generators: this
+        runs on every compiled call)."""
+        flags = []
+        seen = set()
+        stack = [self]
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            flags.append(m.training)
+            children = [c for c in m._modules.values() if c is not None]
+            if children:
+                children.reverse()
+                stack += children
+        return tuple(flags)
 
     def _compile_describe(self, old: tuple, new: tuple) -> str:
         mode = {True: "train", False: "eval"}
