@@ -106,7 +106,9 @@ def test_both_loops_give_the_same_results_scalars_and_errors(runs):
     w = np.full((2, 3), -1.0, np.float32)
     for _ in range(runs):
         (total, doubled, _), stores = plan.run([xs], [w])
-    assert (plan._loops[id(plan.steps_for(np, [xs]))][2] is not None) == (runs >= executor.GENERATE_AFTER)
+    assert (plan._loops[id(plan.steps_for(np, [xs]))][2] is not None) == (
+        runs >= executor.GENERATE_AFTER
+    )
     want = 2 * xs - 1
     assert type(total) is np.ndarray and total.shape == ()
     np.testing.assert_allclose(total, np.exp(want).sum(), rtol=1e-6)
@@ -120,4 +122,6 @@ def test_both_loops_give_the_same_results_scalars_and_errors(runs):
     for _ in range(runs):  # the generated loop runs from the ``GENERATE_AFTER``-th run on
         with pytest.raises(GraphError, match=r"bad: running node %2: f32\[\] = Sum\(%1, axis"):
             plan.run([np.ones(2, np.float32)], [])
-    assert (plan._loops[id(plan.steps_for(np, []))][2] is not None) == (runs >= executor.GENERATE_AFTER)
+    assert (plan._loops[id(plan.steps_for(np, []))][2] is not None) == (
+        runs >= executor.GENERATE_AFTER
+    )
