@@ -440,3 +440,51 @@ def test_numba_kernels_equal_numpy_path():
         np.testing.assert_allclose(got, run(g, [xv, bv])[0], rtol=1e-6, atol=1e-7)
     finally:
         _jit.set_mode(prev)
+
+
+def test_a_lone_op_whose_numpy_body_makes_several_passes_becomes_a_kernel():
+    """With numba, ``ReluGrad`` (three NumPy passes) alone becomes a kernel at any size, with the
+    bits of its forward (+0.0 where masked, the gradient where the output is NaN); a lone
+    one-pass op of that size stays."""
+    prev = _jit.set_mode("sync")
+    try:
+        fused = {}
+        for op, kernel in ((ew.ReluGrad(), True), (ew.MUL, False)):
+            g = Graph("f")
+            a, b = (g.add_input((64, 100), np.float32, n) for n in "ab")
+            g.outputs.append(g.add_node(op, [a, b], (64, 100), np.float32))
+            fused[op.name] = out = passes.elementwise_fusion(g)
+            names = [type(n.op).__name__ for n in out.nodes]
+            assert names == (["FusedElementwise"] if kernel and _jit.available() else [op.name])
+        rng = np.random.default_rng(0)
+        grad, y = rng.standard_normal((2, 64, 100)).astype(np.float32)
+        y[0, :4] = [np.nan, 0.0, -0.0, -1.0]
+        grad[0, :4] = -1.0
+        want = ew.ReluGrad().forward(np, grad, y)
+        out = fused["ReluGrad"]
+        (got,), _ = Plan(out, out.outputs).run([grad, y], [])
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    finally:
+        _jit.set_mode(prev)
+
+
+def test_a_kernel_takes_inputs_numba_refuses_as_contiguous_copies():
+    """The numba kernel takes C-contiguous arrays in their own shapes; a transposed view, a
+    Fortran-ordered array or a 0-d array goes through too, with the values of the NumPy body."""
+    prev = _jit.set_mode("sync")
+    try:
+        g = Graph("f")
+        a, b = g.add_input((8, 6), np.float32, "a"), g.add_input((), np.float32, "b")
+        s = g.add_node(ew.ADD, [a, b], (8, 6), np.float32)
+        g.outputs.append(g.add_node(ew.MUL, [s, a], (8, 6), np.float32))
+        out = passes.elementwise_fusion(g)
+        plan = Plan(out, out.outputs)
+        rng = np.random.default_rng(1)
+        for x in (rng.standard_normal((6, 8)).astype(np.float32).T,
+                  np.asfortranarray(rng.standard_normal((8, 6)).astype(np.float32)),
+                  rng.standard_normal((8, 6)).astype(np.float32)):  # fmt: skip
+            y = np.asarray(np.float32(0.5))
+            (got,), _ = plan.run([x, y], [])
+            np.testing.assert_array_equal(got, (x + y) * x)
+    finally:
+        _jit.set_mode(prev)

@@ -138,7 +138,8 @@ def test_the_kernels_write_the_folded_state():
     if _jit.available():
         shapes = [v.shape for v in k.inputs]
         py, _ = numba_source(op.program, op.shape, op.dtype, names, shapes, -1, (), op.extra)
-        assert f"x{i}[i0] = t{j}" in py and py.count("rw('float32', 1)") == 2  # x{i} and out
+        rw = f"rw('float32', {len(op.shape)})"  # the kernel takes arrays in their own shapes
+        assert f"x{i}[i0] = t{j}" in py and py.count(rw) == 2  # x{i} and out
 
 
 # -- compiled optimizer steps --------------------------------------------------------------------

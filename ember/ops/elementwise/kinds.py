@@ -36,6 +36,7 @@ class Elementwise(Op):
     """An op applied element by element (see the module docstring for ``scalar``)."""
 
     scalar = None  # str: the scalar expression (module docstring), or a property giving it
+    numpy_passes = 1  # passes over memory its NumPy forward makes (more: a kernel even alone)
     writes_out = False
 
     def __init_subclass__(cls, **kwargs):

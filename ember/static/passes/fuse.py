@@ -33,7 +33,8 @@ numba once before its loops, CUDA a few scalar instructions a thread) instead of
 scalar op. The 0-d node itself stays only while something outside the groups reads it (a stored
 step counter, a loss).
 
-With numba, one large float32 / float64 op alone becomes a kernel too (``SINGLE_MIN``).
+With numba, one large float32 / float64 op alone becomes a kernel too (``SINGLE_MIN``), and so
+does one of any size whose NumPy body makes several passes (``numpy_passes``: ``ReluGrad``).
 
 Nodes are not moved across an op that writes state while the graph runs (an optimizer update).
 
@@ -300,27 +301,27 @@ class FusedElementwise(Op):
                 self.extra,
             )
             if made is not None:
-                src, views = made
+                src, dims = made
                 k = _jit.kernel("fused", src) or False
-                object.__setattr__(self, "_kernel_args", views)
+                object.__setattr__(self, "_kernel_args", dims)
         object.__setattr__(self, "_kernel", k)
         return k
 
     def _run_kernel(self, fn, inputs):
-        views, out_view = self._kernel_args
-        args = []
-        for a, v in zip(inputs, views):
-            if type(a) is not np.ndarray:
-                a = np.asarray(a)
-            if not a.flags.c_contiguous:
-                a = np.ascontiguousarray(a)
-            args.append(a.reshape(v))
+        """The numba kernel's result, or NotImplemented where an ``extra`` input cannot be
+        written in place. Inputs go to the kernel as they are; one that numba refuses (not a
+        C-contiguous NumPy array) is passed as a contiguous copy."""
         out = self._out_buffer(inputs)
         if out is None:
             out = np.empty(self.shape, self.dtype)
             if self._kernel_reads_out:  # the kernel reads the reused input from out
                 out[...] = inputs[self.reuse]
-        fn(*args, out.reshape(out_view))
+        try:
+            fn(*inputs, out, self._kernel_args)
+        except TypeError:  # numba's dispatch refused an argument's type: nothing ran
+            if self.extra and not self._targets_ok(inputs):
+                return NotImplemented
+            fn(*[np.asarray(a, order="C") for a in inputs], out, self._kernel_args)
         return out
 
     def _targets_ok(self, inputs) -> bool:
@@ -353,8 +354,10 @@ def _fused_cpu(op: FusedElementwise, xp, *inputs):
     k = op._kernel
     if k is None:
         k = op._request_kernel(inputs)
-    if k is not False and k.fn is not None and (not op.extra or op._targets_ok(inputs)):
-        return op._run_kernel(k.fn, inputs)
+    if k is not False and k.fn is not None:
+        out = op._run_kernel(k.fn, inputs)
+        if out is not NotImplemented:
+            return out
     return op._run_numpy(inputs)
 
 
@@ -403,7 +406,9 @@ def elementwise_fusion(graph: Graph) -> Graph:
         members, owned = _group(root, uses, keep, pos, barrier_before[i], assigned)
         out = root.output
         if len(members) < 2 and not (
-            big and out.dtype.name in _jit.NUMBA_TYPES and math.prod(out.shape) >= SINGLE_MIN
+            big
+            and out.dtype.name in _jit.NUMBA_TYPES
+            and (math.prod(out.shape) >= SINGLE_MIN or root.op.numpy_passes > 1)
         ):
             needed.update(x.id for x in root.inputs)
             continue

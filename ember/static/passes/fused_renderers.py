@@ -279,7 +279,10 @@ def numba_source(
     ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
     view it as: the output's dimensions are collapsed where every input agrees on varying or
     broadcasting, so a bias ``(C, 1, 1)`` over ``(N, C, H, W)`` becomes ``(1, C, 1)`` over
-    ``(N, C, H*W)``. None when numba has no type for a dtype.
+    ``(N, C, H*W)``. None when numba has no type for a dtype. The kernel takes the arrays in
+    their own shapes (C-contiguous; numba refuses others with a ``TypeError``) and an int64 array
+    of the views' sizes, the second thing returned, and makes the views itself: the source
+    depends on the shapes' lengths only, and a call costs no reshaping in Python.
 
     With ``reuse`` (the index of an input the output overwrites), that input is read from
     ``out`` itself: the caller passes ``out`` holding its values. Reading and writing one
@@ -343,17 +346,23 @@ def numba_source(
     body = [f"out[{at}] = t{len(program) - 1}"] + [f"x{i}[{at}] = t{j}" for j, i in extra]
     written = {i for _, i in extra}
     sig_in = "".join(
-        f"{'rw' if k in written else 'ro'}({_jit.NUMBA_TYPES[d]!r}, {depth}), "
+        f"{'rw' if k in written else 'ro'}({_jit.NUMBA_TYPES[d]!r}, {len(in_shapes[k])}), "
         for k, d in enumerate(in_dtypes)
     )
-    sig = f"types.void({sig_in}rw({_jit.NUMBA_TYPES[dtype]!r}, {depth}))"
-    params = ", ".join([f"x{i}" for i in range(n)] + ["out"])
+    sig = (
+        f"types.void({sig_in}rw({_jit.NUMBA_TYPES[dtype]!r}, {nd}), "
+        "types.Array(types.int64, 1, 'C', readonly=True))"
+    )
+    params = ", ".join([f"x{i}" for i in range(n)] + ["out", "dims"])
     lines = [_jit.HEADER]
     for (v, d), name in consts.items():
         lines.append(f"{name} = np.{d}({v if math.isfinite(float(v)) else repr(v)})")
     lines.append(
         f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy")\ndef kernel({params}):'
     )
+    for k, name in enumerate([f"x{i}" for i in range(n)] + ["out"]):  # the views, in the kernel
+        view = ", ".join(f"dims[{k * depth + d}]" for d in range(depth))
+        lines.append(f"    {name} = {name}.reshape(({view},))")
     lines.append(f"    {', '.join(f'n{d}' for d in range(depth))}, = out.shape")
     ind = "    "
     lines += [ind + s for s in loads.get(0, ())]
@@ -362,7 +371,7 @@ def numba_source(
         ind += "    "
         lines += [ind + s for s in loads.get(d + 1, ())]
     lines += [ind + s for s in body]
-    return "\n".join(lines) + "\n", (views, out_view)
+    return "\n".join(lines) + "\n", np.array([*sum(views, ()), *out_view], dtype=np.int64)
 
 
 # -- NumPy out= steps ---------------------------------------------------------------------------
