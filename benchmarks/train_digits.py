@@ -5,8 +5,9 @@
 Dropout(0.25), Linear(64, 10); batch 64, ``cross_entropy``, Adam(lr=3e-3), train mode, float32.
 The PyTorch model is the same architecture defined here with the same state-dict keys, so the
 weights are copied through ``state_dict``; losses are checked to agree (with dropout off)
-before timing. Also times an evaluation pass over the 360 test-split images (batch 256,
-``no_grad``). One process, alternating, best of several repeats.
+before timing. Also times the same step under ``ember.compile`` (its losses checked too) and an
+evaluation pass over the 360 test-split images (batch 256, ``no_grad``). One process,
+alternating, best of several repeats.
 
     python benchmarks/train_digits.py [--steps 50] [--repeats 5]
 """
@@ -81,6 +82,7 @@ def main() -> None:
     import torch
 
     import ember
+    from ember.static import passes
 
     # the threads OpenBLAS (ember's GEMMs) starts with: one per core unless
     # OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say otherwise (both libraries get the same)
@@ -101,20 +103,33 @@ def main() -> None:
         le, lt = float(estep().item()), float(tstep().item())
         if abs(le - lt) > 1e-4 * max(1.0, abs(lt)):
             raise SystemExit(f"step {i}: ember loss {le}, torch loss {lt}: results differ")
+    cstep, _, tstep, _ = pair(0.0)
+    cstep = ember.compile(cstep)
+    for i in range(3):  # the compiled step too
+        lc, lt = float(cstep().item()), float(tstep().item())
+        if abs(lc - lt) > 1e-4 * max(1.0, abs(lt)):
+            raise SystemExit(f"step {i}: compiled loss {lc}, torch loss {lt}: results differ")
+    passes.wait_for_kernels()
     estep, eeval, tstep, teval = pair(0.25)
-    best = best_of({"ember": estep, "torch": tstep}, args.repeats, args.steps)
+    cstep = ember.compile(pair(0.25)[0])
+    cstep()
+    passes.wait_for_kernels()
+    runs = {"ember": estep, "torch": tstep, "ember compiled": cstep}
+    best = best_of(runs, args.repeats, args.steps)
     best_eval = best_of({"ember": eeval, "torch": teval}, args.repeats, 5)
     print(
         f"ember train's default step: SmallCNN on 8x8 digits, batch {N}, cross_entropy + Adam, "
         f"float32, torch threads={torch.get_num_threads()}"
     )
     for name in best:
-        print(
-            f"{name:>6}: {best[name] * 1e3:7.3f} ms/step ({N / best[name]:6.0f} samples/s), "
-            f"eval of 360 images {best_eval[name] * 1e3:7.2f} ms"
+        rate = f"{best[name] * 1e3:7.3f} ms/step ({N / best[name]:6.0f} samples/s)"
+        evaluation = (
+            f", eval of 360 images {best_eval[name] * 1e3:7.2f} ms" if name in best_eval else ""
         )
+        print(f"{name:>14}: {rate}{evaluation}")
     print(
         f"ember / torch eager: step {best['ember'] / best['torch']:.2f}x, "
+        f"compiled step {best['ember compiled'] / best['torch']:.2f}x, "
         f"eval {best_eval['ember'] / best_eval['torch']:.2f}x"
     )
 

@@ -183,6 +183,8 @@ class FusedElementwise(Op):
         object.__setattr__(self, "_kernel", None)
         object.__setattr__(self, "_kernel_args", None)
         object.__setattr__(self, "_kernel_reads_out", False)
+        object.__setattr__(self, "_layouts", {})  # axis order -> (kernel, views' sizes, shapes)
+        object.__setattr__(self, "_in_layout", False)  # whether the last call ran in one
 
     def infer(self, *inputs) -> Spec:
         from ... import dtypes as _dt
@@ -309,8 +311,15 @@ class FusedElementwise(Op):
 
     def _run_kernel(self, fn, inputs):
         """The numba kernel's result, or NotImplemented where an ``extra`` input cannot be
-        written in place. Inputs go to the kernel as they are; one that numba refuses (not a
-        C-contiguous NumPy array) is passed as a contiguous copy."""
+        written in place. Inputs go to the kernel as they are; when numba refuses one (not a
+        C-contiguous NumPy array), the output-shaped inputs' memory order is kept if they have
+        one (``_run_in_layout``), else the inputs go as contiguous copies. The way that worked
+        is tried first on the next call (a refused call costs a ``TypeError``)."""
+        if self._in_layout:
+            kept = self._run_in_layout(inputs)
+            if kept is not None:
+                return kept
+            object.__setattr__(self, "_in_layout", False)
         out = self._out_buffer(inputs)
         if out is None:
             out = np.empty(self.shape, self.dtype)
@@ -321,8 +330,51 @@ class FusedElementwise(Op):
         except TypeError:  # numba's dispatch refused an argument's type: nothing ran
             if self.extra and not self._targets_ok(inputs):
                 return NotImplemented
+            if not self.extra and self.reuse < 0:
+                kept = self._run_in_layout(inputs)
+                if kept is not None:
+                    object.__setattr__(self, "_in_layout", True)
+                    return kept
             fn(*[np.asarray(a, order="C") for a in inputs], out, self._kernel_args)
         return out
+
+    def _run_in_layout(self, inputs):
+        """The result in the memory order of the first output-shaped input not in C order (a
+        channels-last convolution's output): a kernel for the axes in that order (compiled once
+        per order), the other inputs viewed, or copied, in it, and an output in it returned as a
+        view in this op's axis order, as NumPy's ufuncs keep their input's layout. None when
+        no input has such an order or the kernel is not compiled yet."""
+        order = None
+        for a in inputs:
+            if a.shape == self.shape and type(a) is np.ndarray and not a.flags.c_contiguous:
+                order = tuple(sorted(range(a.ndim), key=lambda i: -a.strides[i]))
+                if a.transpose(order).flags.c_contiguous:
+                    break
+                order = None
+        if order is None:
+            return None
+        made = self._layouts.get(order)
+        if made is None:
+            nd = len(self.shape)
+            shapes = [(1,) * (nd - a.ndim) + tuple(a.shape) for a in inputs]
+            src, dims = numba_source(
+                self.program,
+                tuple(self.shape[i] for i in order),
+                self.dtype,
+                [np.dtype(a.dtype).name for a in inputs],
+                [tuple(s[i] for i in order) for s in shapes],
+                -1,
+                self.types,
+            )
+            made = self._layouts[order] = (_jit.kernel("fused", src), dims, shapes)
+        k, dims, shapes = made
+        if k is None or k.fn is None:
+            return None
+        args = [np.asarray(a).reshape(s).transpose(order) for a, s in zip(inputs, shapes)]
+        args = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in args]
+        out = np.empty(tuple(self.shape[i] for i in order), self.dtype)
+        k.fn(*args, out, dims)
+        return out.transpose(np.argsort(order))
 
     def _targets_ok(self, inputs) -> bool:
         """Whether the kernel can write each ``extra`` input in place: a writeable C-contiguous
