@@ -470,7 +470,8 @@ def test_a_lone_op_whose_numpy_body_makes_several_passes_becomes_a_kernel():
 
 def test_a_kernel_takes_inputs_numba_refuses_as_contiguous_copies():
     """The numba kernel takes C-contiguous arrays in their own shapes; a transposed view, a
-    Fortran-ordered array or a 0-d array goes through too, with the values of the NumPy body."""
+    Fortran-ordered array, a broadcast view or a 0-d array goes through too, with the values of
+    the NumPy body."""
     prev = _jit.set_mode("sync")
     try:
         g = Graph("f")
@@ -482,6 +483,7 @@ def test_a_kernel_takes_inputs_numba_refuses_as_contiguous_copies():
         rng = np.random.default_rng(1)
         for x in (rng.standard_normal((6, 8)).astype(np.float32).T,
                   np.asfortranarray(rng.standard_normal((8, 6)).astype(np.float32)),
+                  np.broadcast_to(rng.standard_normal(6).astype(np.float32), (8, 6)),
                   rng.standard_normal((8, 6)).astype(np.float32)):  # fmt: skip
             y = np.asarray(np.float32(0.5))
             (got,), _ = plan.run([x, y], [])

@@ -184,7 +184,7 @@ class FusedElementwise(Op):
         object.__setattr__(self, "_kernel_args", None)
         object.__setattr__(self, "_kernel_reads_out", False)
         object.__setattr__(self, "_layouts", {})  # axis order -> (kernel, views' sizes, shapes)
-        object.__setattr__(self, "_in_layout", False)  # whether the last call ran in one
+        object.__setattr__(self, "_way", "direct")  # how the kernel took the last call's inputs
 
     def infer(self, *inputs) -> Spec:
         from ... import dtypes as _dt
@@ -313,29 +313,34 @@ class FusedElementwise(Op):
         """The numba kernel's result, or NotImplemented where an ``extra`` input cannot be
         written in place. Inputs go to the kernel as they are; when numba refuses one (not a
         C-contiguous NumPy array), the output-shaped inputs' memory order is kept if they have
-        one (``_run_in_layout``), else the inputs go as contiguous copies. The way that worked
-        is tried first on the next call (a refused call costs a ``TypeError``)."""
-        if self._in_layout:
+        one (``_run_in_layout``), else the inputs go as contiguous copies (a broadcast view). The
+        way that worked is taken first on the next call (a refused call costs a ``TypeError``).
+        """
+        way = self._way
+        if way == "layout":
             kept = self._run_in_layout(inputs)
             if kept is not None:
                 return kept
-            object.__setattr__(self, "_in_layout", False)
         out = self._out_buffer(inputs)
         if out is None:
             out = np.empty(self.shape, self.dtype)
             if self._kernel_reads_out:  # the kernel reads the reused input from out
                 out[...] = inputs[self.reuse]
-        try:
-            fn(*inputs, out, self._kernel_args)
-        except TypeError:  # numba's dispatch refused an argument's type: nothing ran
-            if self.extra and not self._targets_ok(inputs):
-                return NotImplemented
-            if not self.extra and self.reuse < 0:
-                kept = self._run_in_layout(inputs)
-                if kept is not None:
-                    object.__setattr__(self, "_in_layout", True)
-                    return kept
-            fn(*[np.asarray(a, order="C") for a in inputs], out, self._kernel_args)
+        if way != "copy":
+            try:
+                fn(*inputs, out, self._kernel_args)
+                return out
+            except TypeError:  # numba's dispatch refused an argument's type: nothing ran
+                pass
+        if self.extra and not self._targets_ok(inputs):
+            return NotImplemented
+        if not self.extra and self.reuse < 0:
+            kept = self._run_in_layout(inputs)
+            if kept is not None:
+                object.__setattr__(self, "_way", "layout")
+                return kept
+        object.__setattr__(self, "_way", "copy")
+        fn(*[np.asarray(a, order="C") for a in inputs], out, self._kernel_args)
         return out
 
     def _run_in_layout(self, inputs):
