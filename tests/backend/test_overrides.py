@@ -70,6 +70,11 @@ _P1 = ((1, 1), (1, 1), (1, 1), 1)
 _P2 = ((2, 1), (2, 1), (2, 1), 2)
 _X1, _W1, _G1 = _conv((2, 3, 6, 6), (4, 3, 3, 3), _P1)
 _X2, _W2, _G2 = _conv((2, 4, 9, 8), (6, 2, 3, 3), _P2)
+_P4 = ((2, 1), (1, 0), (1, 1), 1)  # a stride: scatters
+_P5 = ((1, 2), (2, 1), (1, 2), 1)  # a dilated row: the kernel's general loop
+_X3, _W3, _G3 = _conv((2, 3, 6, 5), (8, 3, 3, 3), _P1)  # more output channels: scatters
+_X4, _W4, _G4 = _conv((3, 4, 9, 7), (4, 4, 3, 2), _P4)
+_X5, _W5, _G5 = (a.astype(np.float64) for a in _conv((2, 3, 8, 9), (5, 3, 2, 3), _P5))
 
 # qualified name of the overridden class -> [(op, input arrays, tolerance)]
 OP_CASES = {
@@ -260,7 +265,7 @@ _BN_CPU = [
 
 # ops with a CPU override: 2x2 max pooling and its gradient (numba), odd sizes leaving a row
 # uncovered; batch normalization's four ops (numba), in NCHW and channels-last memory;
-# convolution (numba's patch gather)
+# convolution (numba's patch gather) and its scattering input gradient (numba's scatter-add)
 CPU_OP_CASES = {
     "ember.ops.pool.MaxPool2d": [
         _pool(np.float32, (2, 3, 8, 8)),
@@ -284,6 +289,12 @@ CPU_OP_CASES = {
             1e-12,
         ),
         (C._GradInputConv(*_P1), (_last(_G1), _W1[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)), 1e-4),
+    ],
+    "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
+        (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),
+        (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),
+        (C.Conv2dGradInput(_X4.shape, *_P4), (_G4, _W4), 1e-4),
+        (C.Conv2dGradInput(_X5.shape, *_P5), (_G5, _W5), 1e-12),
     ],
 }
 
