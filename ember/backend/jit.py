@@ -38,7 +38,15 @@ elif _mode not in _MODES:
 
 _available = None
 _kernels: dict = {}
-_caches.register("numba kernels", _kernels.clear, _kernels.__len__)
+_named: dict = {}  # name -> the Kernel of a fixed source (``module``): no hashing per call
+
+
+def _clear() -> None:
+    _kernels.clear()
+    _named.clear()
+
+
+_caches.register("numba kernels", _clear, _kernels.__len__)
 _lock = threading.Lock()
 _queue: queue.Queue = queue.Queue()
 _worker = None
@@ -102,6 +110,25 @@ def kernel(name: str, source: str):
         _start()
         _queue.put(k)
     return k
+
+
+def module(name: str, source: str):
+    """The compiled module of the fixed kernel source ``source`` (its ``kernel`` and the other
+    functions it defines), asked for under ``name``: None while kernels are off, while it
+    compiles (in the background unless the mode is ``"sync"``) or if it failed; the caller then
+    runs NumPy. After the first call a call costs a dict lookup, not hashing the source.
+
+    >>> prev = set_mode("off")
+    >>> module("twice", HEADER + "kernel = lambda x: 2 * x\\n") is None
+    True
+    >>> _ = set_mode(prev)
+    """
+    if not enabled():
+        return None
+    k = _named.get(name)
+    if k is None:
+        k = _named[name] = kernel(name, source)
+    return None if k is None or k.fn is None else k.module
 
 
 def wait(timeout: float | None = None) -> bool:

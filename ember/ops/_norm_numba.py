@@ -192,23 +192,16 @@ kernel = moments
 """
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_handle = None  # the compile handle, once asked for (hashing the source costs ~5 us a call)
 
 
 def kernels(dtype):
     """The compiled module (``moments``, ``normalize``, ``sums``, ``grad_input``) when numba
     serves ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
-    global _handle
     if dtype not in _DTYPES:
         return None
     from ..backend import jit as _jit
 
-    if not _jit.enabled():
-        return None
-    k = _handle
-    if k is None or _jit._kernels.get(k.name.rpartition("_")[2]) is not k:  # caches cleared
-        k = _handle = _jit.kernel("batchnorm", SOURCE)
-    return None if k is None or k.fn is None else k.module
+    return _jit.module("batchnorm", SOURCE)
 
 
 def _last_axes(nd: int) -> tuple:
