@@ -412,33 +412,39 @@ def _batch_normalize_cpu(op, xp, x, stats, *wb):
     return y
 
 
-@register(BatchNormSums, "cpu")
-def _batch_norm_sums_cpu(op, xp, g, x, stats):
+def _numba_backward(g, x, stats):
+    """``(kernels, 3-D view of x, last, g in x's layout, accumulation dtype, stats in it)`` for
+    the two backward kernels, or None where they do not serve (then the op's body runs)."""
     found = _numba_view(x) if g.dtype == x.dtype else None
     if found is None:
-        return NotImplemented
+        return None
     mod, x3, last = found
     acc = _acc(np, x.dtype)
-    stats = stats.astype(acc, copy=False)
+    return mod, x3, last, _norm_numba.as_layout(g, last), acc, stats.astype(acc, copy=False)
+
+
+@register(BatchNormSums, "cpu")
+def _batch_norm_sums_cpu(op, xp, g, x, stats):
+    found = _numba_backward(g, x, stats)
+    if found is None:
+        return NotImplemented
+    mod, x3, last, g3, acc, stats = found
     out = np.empty((2, x.shape[1]), acc)
-    mod.sums(_norm_numba.as_layout(g, last), x3, last, np.ascontiguousarray(stats[0]), out)
+    mod.sums(g3, x3, last, np.ascontiguousarray(stats[0]), out)
     out[1] *= _rstd(np, stats, op.eps, acc)
     return out
 
 
 @register(BatchNormGradInput, "cpu")
 def _batch_norm_grad_input_cpu(op, xp, g, x, stats, sums, *w):
-    found = _numba_view(x) if g.dtype == x.dtype else None
+    found = _numba_backward(g, x, stats)
     if found is None:
         return NotImplemented
-    mod, x3, last = found
-    acc = _acc(np, x.dtype)
-    stats = stats.astype(acc, copy=False)
+    mod, x3, last, g3, acc, stats = found
     k1, k2, k3 = (
         np.ascontiguousarray(k, acc) for k in op.coefficients(np, x.shape, stats, sums, *w)
     )
     dx, dx3 = _norm_numba.like(x, last)
-    g3 = _norm_numba.as_layout(g, last)
     mod.grad_input(g3, x3, last, np.ascontiguousarray(stats[0]), k1, k2, k3, dx3)
     return dx
 
