@@ -66,6 +66,12 @@ def _bn(x, *params, g=None):
     return (g, x, stats, sums) + params
 
 
+def _relu_grad_inputs(dtype, shape):
+    g, y = _rand(*shape, dtype=dtype), _rand(*shape, dtype=dtype, seed=3)
+    y.reshape(-1)[:3] = [0.0, -0.0, np.nan]
+    return g, y
+
+
 _P1 = ((1, 1), (1, 1), (1, 1), 1)
 _P2 = ((2, 1), (2, 1), (2, 1), 2)
 _X1, _W1, _G1 = _conv((2, 3, 6, 6), (4, 3, 3, 3), _P1)
@@ -289,6 +295,11 @@ CPU_OP_CASES = {
             1e-12,
         ),
         (C._GradInputConv(*_P1), (_last(_G1), _W1[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)), 1e-4),
+    ],
+    "ember.ops.elementwise.activations.ReluGrad": [  # masked: +0.0; a NaN output passes g
+        (ew.ReluGrad(), _relu_grad_inputs(np.float32, (3, 4, 5, 6)), 0.0),
+        (ew.ReluGrad(), tuple(_last(a) for a in _relu_grad_inputs(F64, (2, 3, 4, 5))), 0.0),
+        (ew.ReluGrad(), _relu_grad_inputs(np.float32, (7,)), 0.0),
     ],
     "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
         (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..._errors import AutogradError
+from ...backend import overrides
 from ...backend.arrays import errstate
+from .. import _relu_numba
 from ..base import Op, Spec, apply
 from .arithmetic import mul, sub
 from .kinds import Elementwise, Unary, const_like
@@ -69,6 +73,13 @@ class ReluGrad(Elementwise):
 
     def vjp(self, h, _, g, y):
         return (apply(ReluGrad(), h, y) if g._requires_grad else None, None)
+
+
+@overrides.register(ReluGrad, "cpu")
+def _relu_grad_cpu(op, xp, g, y):
+    """One numba pass (``ember/ops/_relu_numba.py``); NotImplemented where it does not serve."""
+    r = _relu_numba.relu_grad(g, y) if type(g) is type(y) is np.ndarray else None
+    return NotImplemented if r is None else r
 
 
 @dataclass(frozen=True)
