@@ -28,6 +28,16 @@ def _interrupter(at_global_step=None, at_epoch_end=None):
     return LambdaCallback(on_batch_end=on_batch_end, on_epoch_end=on_epoch_end)
 
 
+@pytest.fixture(autouse=True)
+def _python_handles_sigint():
+    """Ctrl-C reaches Python as ``KeyboardInterrupt`` here, as in a terminal: a shell's
+    background job (``cmd &`` without job control) starts with SIGINT ignored, and the Trainer
+    leaves an ignored SIGINT alone."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _run_interrupted_and_resume(tmp_path, interrupter, **kw):
     ref = make_trainer(tmp_path / "ref", **kw)
     ref_hist = ref.fit(EPOCHS)
