@@ -143,6 +143,19 @@ def writeable(a) -> bool:
     return a.flags.writeable if _is_numpy(a) else True
 
 
+def owner(a):
+    """What owns ``a``'s memory: the end of its chain of ``.base`` (``a`` itself when it is not
+    a view; a foreign buffer, such as ``bytes``, when the chain ends in one).
+
+    >>> x = np.zeros((2, 3))
+    >>> owner(x.T[1:]) is x
+    True
+    """
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
 def freeze(a):
     """Mark a host array read-only (a cached constant); device arrays are returned as they are.
 
@@ -332,6 +345,7 @@ __all__ = [
     "assign",
     "empty_pinned",
     "writeable",
+    "owner",
     "freeze",
     "errstate",
     "may_hold",

@@ -53,6 +53,7 @@ import numpy as np
 from .._config import state, tracing
 from .._errors import EmberError
 from .._tensor import Tensor
+from ..backend.arrays import owner as memory_owner
 from ..backend.arrays import writeable
 from .define import Graph
 from .executor import Plan
@@ -348,13 +349,11 @@ class _Entry:
                 self.stores.append((_REF, ref))
         self.written_inputs = [i for kind, i in self.stores if kind is _INPUT]
         self.written = written
-        roots = [_root(a) for a in written]
+        roots = [memory_owner(a) for a in written]
         # plain NumPy arrays that own their memory: an output shares memory with one exactly when
         # its own root is one of them (anything else is asked with ``may_share_memory``)
         self.written_roots = (
-            {id(r) for r in roots}
-            if all(type(r) is np.ndarray and r.base is None for r in roots)
-            else None
+            {id(r) for r in roots} if all(type(r) is np.ndarray for r in roots) else None
         )
 
     def run(self, tensors: list):
@@ -378,7 +377,7 @@ class _Entry:
                         protected = set(map(id, feeds))
                         protected.update(map(id, state_arrays))
                         protected.update(map(id, outs))
-                    root = _root(arr)
+                    root = memory_owner(arr)
                     if id(root) in protected or not writeable(arr):
                         arr = arr.copy()
                         root = arr
@@ -400,8 +399,8 @@ class _Entry:
             if o is None:
                 continue
             if roots is not None and type(o) is np.ndarray:
-                r = _root(o)
-                if r.base is None and type(r) is np.ndarray:
+                r = memory_owner(o)
+                if type(r) is np.ndarray:
                     if id(r) in roots or any(_shares(o, t) for t in targets):
                         outs[i] = o.copy()
                     continue
@@ -410,13 +409,6 @@ class _Entry:
 
 
 _INPUT, _ARRAY, _NEW_GRAD, _REF = "input", "array", "new grad", "ref"
-
-
-def _root(a):
-    """The array that owns ``a``'s memory (``a`` itself unless it is a view)."""
-    while a.base is not None and hasattr(a.base, "base"):
-        a = a.base
-    return a
 
 
 def _shares(a, b) -> bool:

@@ -345,9 +345,7 @@ class Runner:
                 ref.store(arr)
                 continue
             if isinstance(ref, GradRef) and not ref.inplace:
-                root = arr
-                while root.base is not None:
-                    root = root.base
+                root = _arrays.owner(arr)
                 if id(root) in protected:
                     arr = arr.copy()
                     root = arr

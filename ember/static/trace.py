@@ -30,6 +30,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._config import state
 from .._tensor import Tensor
+from ..backend.arrays import owner as memory_owner
 from ..ops.base import Op, Spec, _check_devices, apply
 from .ir import Assign, Graph, Value
 from .symbol import Symbol, TraceError, device_tag
@@ -151,7 +152,7 @@ class Tracer:
                         f"the graph being built ('{graph.name}')"
                     )
                 symbolic = True
-            elif self.dim_arrays and _root_id(d) in self.dim_arrays:
+            elif self.dim_arrays and id(memory_owner(d)) in self.dim_arrays:
                 symbolic = True
             syms.append(d)
         if self.define and not symbolic:
@@ -191,10 +192,10 @@ class Tracer:
             return arr
         slot = self.slots.get(id(arr))
         if slot is None:
-            if self.define and self.dim_arrays and _root_id(arr) in self.dim_arrays:
+            if self.define and self.dim_arrays and id(memory_owner(arr)) in self.dim_arrays:
                 from .dims import dim_value_node
 
-                v = dim_value_node(self.graph, self.dim_arrays[_root_id(arr)][1], arr.dtype)
+                v = dim_value_node(self.graph, self.dim_arrays[id(memory_owner(arr))][1], arr.dtype)
                 slot = self.slots[id(arr)] = _Slot(arr, v)
                 return v
             if self.define:
@@ -365,12 +366,6 @@ class Tracer:
         self.swapped.clear()
         for t, g0, _, _ in self.grads:
             t._grad = g0
-
-
-def _root_id(arr) -> int:
-    while getattr(arr, "base", None) is not None:
-        arr = arr.base
-    return id(arr)
 
 
 def _check_known_sizes(op: Op) -> None:

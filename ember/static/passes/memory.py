@@ -30,6 +30,7 @@ array in place (an optimizer's update of a moment or a parameter: no copy at the
 
 from __future__ import annotations
 
+from ...backend.arrays import owner as memory_owner
 from ...backend.arrays import writeable
 from ..ir import Assign, Graph
 from ..trace import ArrayRef
@@ -168,7 +169,7 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
     shared: dict = {}  # id of a state array's root -> how many state values read it
     for v in g.state:
         if isinstance(v.ref, ArrayRef):
-            r = _root(v.ref.array)
+            r = memory_owner(v.ref.array)
             shared[id(r)] = shared.get(id(r), 0) + 1
     outputs = {v.id for v in g.outputs}
     pos = {id(n): i for i, n in enumerate(g.nodes)}
@@ -185,7 +186,7 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
             or s.id in outputs
             or s.shape != op.shape
             or s.dtype.name != op.dtype
-            or shared.get(id(_root(s.ref.array))) != 1  # another state value aliases it
+            or shared.get(id(memory_owner(s.ref.array))) != 1  # another state value aliases it
             or not writeable(s.ref.array)
             or s not in n.inputs
         ):
@@ -198,12 +199,6 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
         if not later:
             into[n.output.id] = n.inputs.index(s)
     return into
-
-
-def _root(a):
-    while getattr(a, "base", None) is not None:
-        a = a.base
-    return a
 
 
 __all__ = ["MemoryPlan", "memory_plan", "reuse_buffers"]
