@@ -236,20 +236,21 @@ class Optimizer:
     def _compile_signature(self) -> tuple:
         """What a trace of ``step`` fixes: each group's structure (non-number values, which
         numbers are zero) and which state entries of each parameter are None."""
-        memo = self.__dict__.setdefault("_structure_memo", {})  # id(group) -> keys, values, it
+        memo = self.__dict__.get("_structure_memo", ())  # per group: keys, values, structure
+        seen_now = []
         groups = []
         entries = []
         state = self.state
         lazy = self.lazy_state
-        for group in self.param_groups:
+        for i, group in enumerate(self.param_groups):
             keys, values = tuple(group), tuple(group.values())
-            seen = memo.get(id(group))
+            seen = memo[i] if i < len(memo) else None
             if seen is not None and seen[0] == keys and all(map(operator.is_, seen[1], values)):
-                groups.append(seen[2])  # the same objects as last time: the same structure
+                structure = seen[2]  # the same objects as last time: the same structure
             else:
                 structure = tuple([(k, _structure(v)) for k, v in group.items() if k != "params"])
-                memo[id(group)] = (keys, values, structure)
-                groups.append(structure)
+            seen_now.append((keys, values, structure))
+            groups.append(structure)
             for p in group["params"]:
                 s = state.get(p)
                 if s is None:
@@ -257,7 +258,14 @@ class Optimizer:
                 else:
                     unset = [k for k, v in s.items() if v is None]
                     entries.append(tuple(sorted(unset)) if unset else ())
+        self.__dict__["_structure_memo"] = seen_now
         return tuple(groups), tuple(entries)
+
+    def __getstate__(self) -> dict:
+        """What pickling and copying keep: everything but ``_compile_signature``'s memo."""
+        kept = dict(self.__dict__)
+        kept.pop("_structure_memo", None)
+        return kept
 
     def _compile_guard(self) -> tuple:
         """The state tensors a trace reads, by identity (checked on every call: a state
