@@ -75,6 +75,13 @@ class ReluGrad(Elementwise):
         return (apply(ReluGrad(), h, y) if g._requires_grad else None, None)
 
 
+@overrides.register(Relu, "cpu")
+def _relu_cpu(op, xp, x):
+    """One numba pass (``ember/ops/_relu_numba.py``); NotImplemented where it does not serve."""
+    r = _relu_numba.relu(x) if type(x) is np.ndarray else None
+    return NotImplemented if r is None else r
+
+
 @overrides.register(ReluGrad, "cpu")
 def _relu_grad_cpu(op, xp, g, y):
     """One numba pass (``ember/ops/_relu_numba.py``); NotImplemented where it does not serve."""
