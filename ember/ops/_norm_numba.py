@@ -1,5 +1,6 @@
-"""numba kernels for batch normalization on the CPU (the overrides in ``ember.ops.norm`` call
-them): each of the four ops is one loop over its inputs, in their own memory layout.
+"""numba kernels for batch and layer normalization on the CPU (the overrides in ``ember.ops.norm``
+call them): each of the four batch-norm ops is one loop over its inputs, in their own memory
+layout; the two layer-norm ops (``ROWS_SOURCE``) one loop over rows.
 
 The NumPy bodies take about ten passes over memory per op (a centred copy, products, BLAS
 sums) and copy a channels-last input (a convolution's output) to NCHW first; these kernels read
@@ -191,7 +192,88 @@ def grad_input(g, x, last, mean, k1, k2, k3, dx):
 kernel = moments
 """
 
+# Layer normalization (``LayerNormalize`` and ``LayerNormGradInput``) on C-contiguous
+# (rows, n) views: each row is read from memory once (it stays in cache for the later passes)
+# and written once. Row sums accumulate in float64 for float32 data too.
+ROWS_SOURCE = """
+import numpy as np
+from numba import njit, types
+
+
+def r2(t):
+    return types.Array(t, 2, "C", readonly=True)
+
+
+def w2(t):
+    return types.Array(t, 2, "C")
+
+
+F = (types.float32, types.float64)
+OPTS = dict(cache=True, nogil=True, fastmath=True, error_model="numpy")
+
+
+@njit([types.void(r2(t), types.float64, w2(t)) for t in F], **OPTS)
+def layer_norm(x, eps, y):
+    rows, n = x.shape
+    t = np.empty(2, x.dtype)  # the row's coefficients in x's dtype
+    for i in range(rows):
+        s = 0.0
+        for j in range(n):
+            s += x[i, j]
+        t[0] = s / n
+        m = t[0]
+        q = 0.0
+        for j in range(n):
+            d = x[i, j] - m
+            q += d * d
+        t[1] = 1.0 / np.sqrt(q / n + eps)
+        r = t[1]
+        for j in range(n):
+            y[i, j] = (x[i, j] - m) * r
+
+
+@njit([types.void(r2(t), r2(t), types.float64, w2(t)) for t in F], **OPTS)
+def layer_norm_grad(g, x, eps, dx):
+    rows, n = x.shape
+    t = np.empty(4, x.dtype)
+    for i in range(rows):
+        s = 0.0
+        for j in range(n):
+            s += x[i, j]
+        t[0] = s / n
+        m = t[0]
+        q = 0.0
+        sg = 0.0
+        sgc = 0.0
+        for j in range(n):
+            d = x[i, j] - m
+            gv = g[i, j]
+            q += d * d
+            sg += gv
+            sgc += gv * d
+        rstd = 1.0 / np.sqrt(q / n + eps)
+        t[1] = rstd
+        t[2] = -rstd * rstd * rstd * sgc / n
+        t[3] = -rstd * sg / n
+        k1, k2, k3 = t[1], t[2], t[3]
+        for j in range(n):
+            dx[i, j] = k1 * g[i, j] + k2 * (x[i, j] - m) + k3
+
+
+kernel = layer_norm
+"""
+
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def row_kernels(dtype):
+    """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``) when numba serves
+    ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
+    if dtype not in _DTYPES:
+        return None
+    from ..backend import jit as _jit
+
+    return _jit.module("layernorm", ROWS_SOURCE)
 
 
 def kernels(dtype):

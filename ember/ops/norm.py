@@ -57,6 +57,30 @@ from .base import Op, Spec, apply
 from .movement import Cat
 
 
+def _row_dims(ndim: int, axes: int) -> tuple:
+    return tuple(range(ndim - axes, ndim))
+
+
+def _as_rows(xp, a, axes: int):
+    """``a`` as a 2-D (rows, n) array over its last ``axes`` axes (a view where it can be)."""
+    n = 1
+    for s in a.shape[a.ndim - axes :]:
+        n *= s
+    return a.reshape(-1, n) if a.size else a.reshape(0, n)
+
+
+def _row_moments(xp, w):
+    """Per-row ``(mean, centred copy, biased variance)`` of a 2-D array, keepdims."""
+    n = w.dtype.type(w.shape[1])
+    mean = w.sum(axis=1, keepdims=True) / n
+    c = w - mean
+    if xp is np:
+        var = np.einsum("ij,ij->i", c, c)[:, None] / n
+    else:
+        var = (c * c).mean(axis=1, keepdims=True)
+    return mean, c, var
+
+
 @dataclass(frozen=True)
 class LayerNormalize(Op):
     """``(x - mean) * rsqrt(var + eps)`` over the last ``axes`` dimensions."""
@@ -64,10 +88,9 @@ class LayerNormalize(Op):
     axes: int = 1
     eps: float = 1e-5
     saves_inputs = True
-    saves_output = True
 
     def forward(self, xp, x):
-        dims = tuple(range(x.ndim - self.axes, x.ndim))
+        dims = _row_dims(x.ndim, self.axes)
         w = _dt.widen_half(x)
         mean = w.mean(axis=dims, keepdims=True)
         c = w - mean
@@ -80,17 +103,73 @@ class LayerNormalize(Op):
     def vjp(self, g, out, x):
         if not x._requires_grad:
             return (None,)
-        dims = tuple(range(x.ndim - self.axes, x.ndim))
-        c = x - x.mean(dim=dims, keepdim=True)
-        rstd = ((c * c).mean(dim=dims, keepdim=True) + self.eps).rsqrt()
-        gm = g.mean(dim=dims, keepdim=True)
-        gym = (g * out).mean(dim=dims, keepdim=True)
-        return ((g - gm - out * gym) * rstd,)
+        return (apply(LayerNormGradInput(self.axes, self.eps), g, x),)
+
+
+@dataclass(frozen=True)
+class LayerNormGradInput(Op):
+    """``LayerNormalize``'s input gradient from ``(g, x)`` in one op:
+    ``rstd * (g - mean(g) - xhat * mean(g * xhat))`` per row of the last ``axes`` dimensions,
+    the statistics recomputed from ``x`` (on a GPU one kernel per row, ``rows.layer_norm_grad``;
+    on the CPU one numba loop per row, ``_norm_numba``). Its vjp (second order) is the closed
+    form written in ember ops, so gradients of any order are exact."""
+
+    axes: int = 1
+    eps: float = 1e-5
+    saves_inputs = True
+
+    def forward(self, xp, g, x):
+        acc = _acc(xp, x.dtype)
+        w = _as_rows(xp, x, self.axes).astype(acc, copy=False)
+        ga = _as_rows(xp, g, self.axes).astype(acc, copy=False)
+        n = acc(w.shape[1])
+        _, c, var = _row_moments(xp, w)
+        rstd = 1 / xp.sqrt(var + acc(self.eps))
+        c *= rstd  # xhat
+        if xp is np:
+            gx = np.einsum("ij,ij->i", ga, c)[:, None] / n
+        else:
+            gx = (ga * c).mean(axis=1, keepdims=True)
+        dx = ga - ga.sum(axis=1, keepdims=True) / n
+        c *= gx
+        dx -= c
+        dx *= rstd
+        return dx.reshape(x.shape).astype(x.dtype, copy=False)
+
+    def infer(self, g, x):
+        return Spec(tuple(x.shape), x.dtype)
+
+    def vjp(self, u, out, g, x):
+        # dx = r * (g - m(g) - xhat * m(g xhat)) per row (m: the row mean, r = rstd). Linear in
+        # g with a self-adjoint projection: dg = r * (u - m(u) - xhat * m(u xhat)). Through x
+        # (r and xhat both move; dr/dx = -r^3 (x - mean) / n):
+        # dx = -r^2 * (b (g - m(g)) + a (u - m(u)) + xhat (m(u g) - m(u) m(g) - 3 a b)),
+        # a = m(g xhat), b = m(u xhat).
+        dims = _row_dims(x.ndim, self.axes)
+        xa, ua, ga = _wide(x), _wide(u), _wide(g)
+        c = xa - xa.mean(dim=dims, keepdim=True)
+        r = ((c * c).mean(dim=dims, keepdim=True) + self.eps).rsqrt()
+        xhat = c * r
+        um = ua.mean(dim=dims, keepdim=True)
+        b = (ua * xhat).mean(dim=dims, keepdim=True)
+        dg = (r * (ua - um - xhat * b)).to(g.dtype) if g._requires_grad else None
+        dx = None
+        if x._requires_grad:
+            gm = ga.mean(dim=dims, keepdim=True)
+            a = (ga * xhat).mean(dim=dims, keepdim=True)
+            k = (ua * ga).mean(dim=dims, keepdim=True) - um * gm - 3 * a * b
+            dx = (-(r * r) * (b * (ga - gm) + a * (ua - um) + xhat * k)).to(x.dtype)
+        return dg, dx
 
 
 @register(LayerNormalize, "cuda")
 def _layer_norm_cuda(op, xp, x):
     return rows.layer_norm(xp, x, op.axes, op.eps)
+
+
+@register(LayerNormGradInput, "cuda")
+def _layer_norm_grad_input_cuda(op, xp, g, x):
+    return rows.layer_norm_grad(xp, g, x, op.axes, op.eps)
 
 
 # -- batch normalization ---------------------------------------------------------------------
@@ -379,6 +458,37 @@ def _batch_norm_grad_input_cuda(op, xp, g, x, stats, sums, *w):
 # -- CPU overrides: one numba loop per op, in the input's own layout (``_norm_numba``) -------
 
 
+def _numba_rows(x, axes: int, *others):
+    """``(kernels, x as C-contiguous (rows, n), others likewise)`` where the numba layer-norm
+    kernels serve ``x`` (float32 / float64, not empty, ``others`` of its dtype), else None."""
+    mod = _norm_numba.row_kernels(x.dtype) if x.size else None
+    if mod is None or any(o.dtype != x.dtype for o in others):
+        return None
+    return (mod,) + tuple(np.ascontiguousarray(_as_rows(np, a, axes)) for a in (x, *others))
+
+
+@register(LayerNormalize, "cpu")
+def _layer_norm_cpu(op, xp, x):
+    found = _numba_rows(x, op.axes)
+    if found is None:
+        return NotImplemented
+    mod, x2 = found
+    y = np.empty(x2.shape, x.dtype)
+    mod.layer_norm(x2, float(op.eps), y)
+    return y.reshape(x.shape)
+
+
+@register(LayerNormGradInput, "cpu")
+def _layer_norm_grad_input_cpu(op, xp, g, x):
+    found = _numba_rows(x, op.axes, g)
+    if found is None:
+        return NotImplemented
+    mod, x2, g2 = found
+    dx = np.empty(x2.shape, x.dtype)
+    mod.layer_norm_grad(g2, x2, float(op.eps), dx)
+    return dx.reshape(x.shape)
+
+
 def _numba_view(x):
     """``(kernels, 3-D view, last)`` where the numba kernels serve ``x``, else None."""
     mod = _norm_numba.kernels(x.dtype)
@@ -454,5 +564,6 @@ __all__ = [
     "BatchNormGradInput",
     "BatchNormSums",
     "BatchNormalize",
+    "LayerNormGradInput",
     "LayerNormalize",
 ]

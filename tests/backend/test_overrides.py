@@ -570,3 +570,46 @@ def test_the_spies_gave_back_what_they_replaced():
     for name, fn in overrides.registered("cuda").items():
         assert fn.__module__.startswith("ember."), (name, fn)
     assert set(overrides.registered("cpu")) == CPU_CASES | set(UPDATE_CASES)
+
+
+# -- layer normalization's backward op (CUDA row kernel) and both layer-norm ops' numba
+# kernels: cases added here, checked by the tests above through the functions below ----------
+
+
+def _ln_grad(shape, axes, dtype, eps=1e-5):
+    x, g = _rand(*shape, dtype=dtype) + 1, _rand(*shape, dtype=dtype, seed=1)
+    return Nm.LayerNormGradInput(axes, eps), (g, x)
+
+
+_LN_GRAD_CUDA = {
+    "ember.ops.norm.LayerNormGradInput": [
+        (*_ln_grad((4, 33), 1, np.float32), 2e-6),
+        (*_ln_grad((2, 3, 5, 7), 2, F64, 1e-3), 1e-12),
+        (*_ln_grad((3, 40), 1, BF16), 3e-2),
+    ],
+}
+_LN_CPU = {
+    "ember.ops.norm.LayerNormalize": [
+        (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
+        (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=F64),), 1e-12),
+        (LayerNormalize(1, 1e-5), (_rand(5, 7).T,), 2e-6),  # not contiguous: a copy
+    ],
+    "ember.ops.norm.LayerNormGradInput": [
+        (*_ln_grad((4, 33), 1, np.float32), 2e-6),
+        (*_ln_grad((2, 3, 5, 7), 2, F64, 1e-3), 1e-12),
+    ],
+}
+OP_CASES.update(_LN_GRAD_CUDA)
+CPU_OP_CASES.update(_LN_CPU)
+CPU_CASES |= set(_LN_CPU)
+
+
+@pytest.mark.parametrize("name", sorted(_LN_GRAD_CUDA))
+def test_layer_norm_grad_cuda_override_matches_the_forward(name, xp, fake_cudnn, monkeypatch):
+    test_op_override_matches_the_forward(name, xp, fake_cudnn)
+    test_op_override_declines_or_matches_without_kernels(name, fake_cudnn, monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(_LN_CPU))
+def test_layer_norm_cpu_overrides_match_the_forward(name, monkeypatch):
+    test_cpu_override_matches_the_forward(name, monkeypatch)

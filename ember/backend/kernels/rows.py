@@ -8,8 +8,9 @@ Rows must be C-contiguous along the reduced axis: the callers move the axis last
 it is not.
 
 These are the CUDA overrides of ``ember.ops.softmax.Softmax`` / ``LogSoftmax`` and
-``ember.ops.norm.LayerNormalize`` (registered there): each computes the same formula in the same
-order as the op's ``forward``, which is the reference the tests compare it with. Each returns
+``ember.ops.norm.LayerNormalize`` / ``LayerNormGradInput`` (registered there): each computes
+the same formula as the op's ``forward``, which is the reference the tests compare it with
+(``layer_norm_grad`` in the form ``rstd * g + k2 * (x - mean) + k3``). Each returns
 ``NotImplemented`` where it does not serve the call (no CUDA kernels in ``xp``, an empty array,
 a dtype other than float16 / bfloat16 / float32 / float64), and the op's ``forward`` runs.
 
@@ -118,11 +119,47 @@ extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A e
 }
 """
 
-_BODIES = {"softmax": (_SOFTMAX, "ember_softmax"), "layer_norm": (_LAYER_NORM, "ember_layer_norm")}
+# LayerNormGradInput: rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, the statistics
+# recomputed from x: a pass for the mean, one for the variance and the two sums of g, one to write.
+_LAYER_NORM_GRAD = """
+extern "C" __global__ void ember_layer_norm_grad(const ST* g, const ST* x, ST* dx, long long n,
+                                                 A eps) {
+  __shared__ A red[BLOCK];
+  const ST* xr = x + (long long)blockIdx.x * n;
+  const ST* gr = g + (long long)blockIdx.x * n;
+  ST* dr = dx + (long long)blockIdx.x * n;
+  A s = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += ld(xr[j]);
+  A mean = block_sum(s, red) / (A)n;
+  A q = 0, sg = 0, sgc = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) {
+    A c = ld(xr[j]) - mean;
+    A gv = ld(gr[j]);
+    q += c * c;
+    sg += gv;
+    sgc += gv * c;
+  }
+  A var = block_sum(q, red) / (A)n;
+  sg = block_sum(sg, red);
+  sgc = block_sum(sgc, red);
+  A rstd = (A)1 / sqrt(var + eps);
+  A k2 = -rstd * rstd * rstd * sgc / (A)n;
+  A k3 = -rstd * sg / (A)n;
+  for (long long j = threadIdx.x; j < n; j += BLOCK)
+    dr[j] = st(rstd * ld(gr[j]) + k2 * (ld(xr[j]) - mean) + k3);
+}
+"""
+
+_BODIES = {
+    "softmax": (_SOFTMAX, "ember_softmax"),
+    "layer_norm": (_LAYER_NORM, "ember_layer_norm"),
+    "layer_norm_grad": (_LAYER_NORM_GRAD, "ember_layer_norm_grad"),
+}
 
 
 def source(kind: str, storage: str, block: int = BLOCK, log: bool = False) -> str:
-    """The complete CUDA source of a row kernel (``kind``: 'softmax' or 'layer_norm') for a
+    """The complete CUDA source of a row kernel (``kind``: 'softmax', 'layer_norm' or
+    'layer_norm_grad') for a
     storage kind ('f32', 'f64', 'f16', 'bf16').
 
     >>> "ember_softmax" in source("softmax", "bf16")
@@ -180,4 +217,20 @@ def layer_norm(xp, x, axes: int, eps: float):
     return y2.reshape(x.shape)
 
 
-__all__ = ["softmax", "layer_norm", "source", "BLOCK"]
+def layer_norm_grad(xp, g, x, axes: int, eps: float):
+    """``LayerNormGradInput``: ``rstd * (g - mean(g) - xhat * mean(g * xhat))`` over the last
+    ``axes`` axes, one kernel per row, or ``NotImplemented`` (see the module docstring; also
+    where ``g`` and ``x`` differ in dtype)."""
+    if not fused(xp) or x.size == 0 or not served(x.dtype) or g.dtype != x.dtype:
+        return NotImplemented
+    x2, n = _rows(xp, x, axes)
+    g2, _ = _rows(xp, g, axes)
+    dx2 = xp.empty_like(x2)
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    k = kernel(xp, "layer_norm_grad", x.dtype, False, BLOCK)
+    args = (raw_view(xp, g2), raw_view(xp, x2), raw_view(xp, dx2), np.int64(n), acc(eps))
+    k((x2.shape[0],), (BLOCK,), args)
+    return dx2.reshape(x.shape)
+
+
+__all__ = ["softmax", "layer_norm", "layer_norm_grad", "source", "BLOCK"]

@@ -107,8 +107,9 @@ def layer_norm(
     """Normalize over the last ``len(normalized_shape)`` dimensions.
 
     The normalization is one primitive, ``ember.ops.norm.LayerNormalize`` (biased variance, as
-    PyTorch), on every device: NumPy code on the CPU, one fused kernel per row on a GPU; the
-    affine part is ordinary ember ops.
+    PyTorch), on every device: a numba loop per row on the CPU (NumPy without numba), one fused
+    kernel per row on a GPU; its backward is one op too, ``LayerNormGradInput``. The affine
+    part is ordinary ember ops.
 
     >>> import ember
     >>> import ember.nn.functional as F
@@ -138,6 +139,12 @@ def group_norm(
 ) -> Tensor:
     """Normalize over groups of channels (and all spatial positions) per sample.
 
+    The normalization is layer normalization of ``input`` viewed as (N, groups, C / groups *
+    spatial): one ``LayerNormalize`` forward and one ``LayerNormGradInput`` backward (see
+    ``ember/ops/norm.py``); the per-channel affine part is ordinary ember ops, whose gradient
+    (``g * weight``) reaches ``LayerNormGradInput`` first, so a weight varying within a group
+    is handled by the chain rule.
+
     >>> import ember
     >>> import ember.nn.functional as F
     >>> F.group_norm(ember.randn(2, 4, 3), 2).shape
@@ -151,8 +158,8 @@ def group_norm(
             f"group_norm: expected number of channels in input ({c}) to be divisible by "
             f"num_groups ({num_groups})"
         )
-    _, centered, var = _moments(input.reshape(n, num_groups, -1), 2)
-    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    out = apply(LayerNormalize(1, float(eps)), input.reshape(n, num_groups, -1))
+    out = out.reshape(input.shape)
     return named(_affine(out, weight, bias, _channel_shape(input)), "NativeGroupNormBackward0")
 
 
