@@ -161,6 +161,14 @@ def inplace_method(fn, name: str, saves_inputs: bool = True):
 _OPS = {"add_": E.ADD, "sub_": E.SUB, "mul_": E.MUL, "div_": E.DIV}  # their forwards take out=
 
 
+def _int_update(xd, other, name: str) -> bool:
+    """Whether an int64 array's arithmetic update by a Python int stays int64, as the op's own
+    result would (a counter such as BatchNorm's ``num_batches_tracked.add_(1)``)."""
+    return (
+        xd.dtype == np.int64 and type(other) is int and name != "div_" and -(2**63) <= other < 2**63
+    )
+
+
 def _fast(x: Tensor, other, name: str) -> bool:
     """The no-autograd arithmetic update straight into x's array; False when it doesn't apply."""
     if graph_tracer(x, other) is not None:
@@ -175,7 +183,7 @@ def _fast(x: Tensor, other, name: str) -> bool:
         if od.dtype != xd.dtype or type(od) is not type(xd):
             return False
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
-        if not is_float_np(xd.dtype):
+        if not (is_float_np(xd.dtype) or _int_update(xd, other, name)):
             return False
         od = other
     else:
