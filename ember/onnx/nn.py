@@ -2,10 +2,11 @@
 input gradient ``Conv2dGradInput`` -> ``ConvTranspose``, which is what ``conv_transpose2d``
 records), pooling (``MaxPool2d`` and its indices -> ``MaxPool``), ``unfold`` (a grouped
 convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, log-softmax,
-layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula),
+layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula;
+its affine part ``Affine`` -> ``Mul`` / ``Add``),
 batch normalization (``BatchNormalize`` -> ``BatchNormalization`` with the statistics as inputs;
 ``BatchMoments``, training's batch statistics, -> ``ReduceMean`` s) and binary cross-entropy.
-Composites (layer norm's affine part, linear, avg pooling...) arrive as the primitives they are
+Composites (linear, avg pooling...) arrive as the primitives they are
 made of."""
 
 from __future__ import annotations
@@ -152,6 +153,20 @@ def _layer_norm(ctx, node, x):
     var = ctx.reduce("ReduceMean", ctx.add("Mul", [c, c]), axes, True)
     std = ctx.add("Sqrt", [ctx.add("Add", [var, ctx.scalar(op.eps, dt)])])
     return ctx.add("Mul", [c, ctx.add("Reciprocal", [std])])
+
+
+@converts(Nm.Affine)
+def _affine(ctx, node, y, *wb):
+    """layer / group norm's ``y * weight + bias``: ``Mul`` and ``Add``, the parameters given
+    trailing ones where dims follow theirs (group norm's spatial dims)."""
+    op = node.op
+    pshape = [int(s) for s in node.inputs[1].shape]
+    trail = len(node.inputs[0].shape) - op.start - len(pshape)
+    if trail:
+        shape = ctx.ints(pshape + [1] * trail)
+        wb = [ctx.add("Reshape", [t, shape]) for t in wb]
+    out = ctx.add("Mul", [y, wb[0]]) if op.weight else y
+    return ctx.add("Add", [out, wb[-1]]) if op.bias else out
 
 
 @converts(Nm.BatchMoments)

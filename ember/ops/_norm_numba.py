@@ -194,18 +194,32 @@ kernel = moments
 
 # Layer normalization (``LayerNormalize`` and ``LayerNormGradInput``) on C-contiguous
 # (rows, n) views: each row is read from memory once (it stays in cache for the later passes)
-# and written once. Row sums accumulate in float64 for float32 data too.
+# and written once. Row sums accumulate in float64 for float32 data too. ``affine`` and
+# ``affine_sums`` (the ``Affine`` / ``AffineSums`` ops: layer and group norm's weight and bias)
+# work on (A, C, L) views with one parameter per C.
 ROWS_SOURCE = """
 import numpy as np
 from numba import njit, types
+
+
+def r1(t):
+    return types.Array(t, 1, "C", readonly=True)
 
 
 def r2(t):
     return types.Array(t, 2, "C", readonly=True)
 
 
+def r3(t):
+    return types.Array(t, 3, "C", readonly=True)
+
+
 def w2(t):
     return types.Array(t, 2, "C")
+
+
+def w3(t):
+    return types.Array(t, 3, "C")
 
 
 F = (types.float32, types.float64)
@@ -260,6 +274,51 @@ def layer_norm_grad(g, x, eps, dx):
             dx[i, j] = k1 * g[i, j] + k2 * (x[i, j] - m) + k3
 
 
+
+@njit([types.void(r3(t), r1(t), r1(t), w3(t)) for t in F], **OPTS)
+def affine(y, w, b, out):
+    # y (A, C, L); w, b (C,)
+    na, nc, nl = y.shape
+    if nl == 1:
+        for i in range(na):
+            for c in range(nc):
+                out[i, c, 0] = y[i, c, 0] * w[c] + b[c]
+    else:
+        for i in range(na):
+            for c in range(nc):
+                wc, bc = w[c], b[c]
+                for j in range(nl):
+                    out[i, c, j] = y[i, c, j] * wc + bc
+
+
+@njit([types.void(r3(t), r3(t), w2(t)) for t in F], **OPTS)
+def affine_sums(g, y, out):
+    # out (2, C): [sum over A and L of g * y, of g], accumulated in float64
+    na, nc, nl = y.shape
+    s0 = np.zeros(nc, np.float64)
+    s1 = np.zeros(nc, np.float64)
+    if nl == 1:
+        for i in range(na):
+            for c in range(nc):
+                gv = g[i, c, 0]
+                s0[c] += gv * y[i, c, 0]
+                s1[c] += gv
+    else:
+        for i in range(na):
+            for c in range(nc):
+                a0 = 0.0
+                a1 = 0.0
+                for j in range(nl):
+                    gv = g[i, c, j]
+                    a0 += gv * y[i, c, j]
+                    a1 += gv
+                s0[c] += a0
+                s1[c] += a1
+    for c in range(nc):
+        out[0, c] = s0[c]
+        out[1, c] = s1[c]
+
+
 kernel = layer_norm
 """
 
@@ -267,7 +326,8 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def row_kernels(dtype):
-    """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``) when numba serves
+    """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``, ``affine``,
+    ``affine_sums``) when numba serves
     ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
     if dtype not in _DTYPES:
         return None

@@ -15,9 +15,10 @@ from ..._errors import ShapeError
 from ..._node import named
 from ..._tensor import Tensor
 from ...amp.autocast_mode import rule as _autocast_rule
+from ...functions.inplace import apply_inplace
 from ...functions.shape import stack
 from ...ops.base import apply
-from ...ops.norm import BatchMoments, BatchNormalize, LayerNormalize
+from ...ops.norm import Affine, BatchMoments, BatchNormalize, LayerNormalize, RunningAverage
 
 
 def _channel_shape(input: Tensor) -> tuple:
@@ -42,6 +43,23 @@ def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None)
     if bias is not None:
         out = out + (bias if shape is None else bias.reshape(shape))
     return out
+
+
+def _fused_affine(out: Tensor, weight, bias, start: int, shape: tuple, view=None) -> Tensor:
+    """``out * weight + bias`` as one ``Affine`` op where the parameters are exactly ``shape``
+    (the dims of ``out`` from ``start``) and of ``out``'s dtype; else the composite (its
+    broadcasting and dtype promotion, the parameters reshaped to ``view`` unless None)."""
+    params = [t for t in (weight, bias) if t is not None]
+    if any(tuple(t.shape) != shape or t.dtype != out.dtype for t in params):
+        return _affine(out, weight, bias, view)
+    if not params:
+        return out
+    return apply(Affine(start, weight is not None, bias is not None), out, *params)
+
+
+def _running_average(running: Tensor, stats: Tensor, op: RunningAverage) -> None:
+    """``running`` updated in place by ``op`` (one op; a graph records the write)."""
+    apply_inplace(running, lambda r, s: apply(op, r, s), stats, name="batch_norm")
 
 
 def batch_norm(
@@ -82,9 +100,10 @@ def batch_norm(
         stats = apply(BatchMoments(), input)
         if running_mean is not None and running_var is not None:
             with no_grad():
-                running_mean.mul_(1 - momentum).add_((stats[0] * momentum).to(running_mean.dtype))
-                unbiased = stats[1] * (count / (count - 1))
-                running_var.mul_(1 - momentum).add_((unbiased * momentum).to(running_var.dtype))
+                _running_average(running_mean, stats, RunningAverage(0, momentum))
+                _running_average(
+                    running_var, stats, RunningAverage(1, momentum, count / (count - 1))
+                )
     else:
         if running_mean is None or running_var is None:
             raise ShapeError("batch_norm: running_mean and running_var are needed in eval mode")
@@ -125,7 +144,8 @@ def layer_norm(
             f"layer_norm: expected input with shape [*, {', '.join(map(str, normalized_shape))}], "
             f"but got input of size {tuple(input.shape)}"
         )
-    out = _affine(apply(LayerNormalize(k, float(eps)), input), weight, bias)
+    out = apply(LayerNormalize(k, float(eps)), input)
+    out = _fused_affine(out, weight, bias, input.ndim - k, normalized_shape)
     return named(out, "NativeLayerNormBackward0")
 
 
@@ -160,7 +180,8 @@ def group_norm(
         )
     out = apply(LayerNormalize(1, float(eps)), input.reshape(n, num_groups, -1))
     out = out.reshape(input.shape)
-    return named(_affine(out, weight, bias, _channel_shape(input)), "NativeGroupNormBackward0")
+    out = _fused_affine(out, weight, bias, 1, (c,), _channel_shape(input))
+    return named(out, "NativeGroupNormBackward0")
 
 
 @_autocast_rule("instance_norm")
