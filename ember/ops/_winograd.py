@@ -1,0 +1,435 @@
+"""Winograd F(2x2, 3x3) convolution on the CPU (Lavin & Gray, "Fast Algorithms for
+Convolutional Neural Networks", 2015): 3x3, stride 1, with 2.25x fewer multiplications in the
+matrix products than im2col + GEMM.
+
+The math. In one dimension, two outputs of a 3-tap correlation of four inputs d are
+
+    y = A^T [(G w) * (B^T d)]        (* elementwise)
+
+    B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+    G   = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]
+    A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]
+
+four multiplications instead of six. Nested, a 2x2 output tile of a 3x3 correlation of a 4x4
+input tile d is ``Y = A^T [(G w G^T) * (B^T d B)] A``: 16 multiplications instead of 36. Over
+channels the elementwise product becomes a sum over input channels, so with the input tiles
+transformed, ``V[k, p, c] = (B^T d_p,c B)[k]`` for the 16 positions k of the 4x4 transform domain
+and every tile p of every image, and the weights ``U[k, c, o] = (G w_o,c G^T)[k]``, the
+convolution is 16 independent matrix products ``M[k] = V[k] @ U[k]`` ((tiles, C) x (C, O), one
+``np.matmul`` over the stack), and each output tile is ``A^T M[:, p, o] A``. The tiles step by 2
+over the zero-padded input and overlap by 2; a last tile that reaches past an odd output size
+computes values that are dropped. The input gradient of a stride-1 convolution is a 3x3
+convolution of the output gradient with the flipped, in/out-swapped kernel (padding 2 - p), so
+it runs the same code.
+
+The weight gradient is the adjoint in w: ``dw = G^T [sum over tiles (A g_t A^T) * V_t] G``,
+with ``g_t`` the 2x2 tiles of the output gradient: 16 products (C, tiles) x (tiles, O) over the
+same transformed input tiles (``grad_weight3x3``, which can take the forward pass's ``V``).
+
+Cost per output value: 16 * C / 4 = 4C multiply-adds against im2col's 9C, plus the transforms,
+which are memory passes (the transformed input is 4x the input's size: 16 values per 2x2
+tile, against im2col's 9x patches). The transforms are numba kernels (``SOURCE``, compiled in
+the background and cached on disk by ``ember.backend.jit``), written as loops that read one
+or two rows of channels and write one or two (LLVM vectorizes those; one loop writing all 16
+outputs of a tile did not vectorize, for fear of aliasing: the input transform took 1.6 ms
+instead of 0.18 ms on 64x32x8x8). Without numba, or while they compile, ``conv3x3`` answers
+NotImplemented and the caller runs im2col + GEMM. A large batch goes through in blocks of
+images (``BLOCK_BYTES`` of transformed tiles).
+
+Rounding: B^T and A^T add and subtract up to nine values (G halves), so a float32 result has
+a few times the rounding of one direct sum; measured max error relative to the output's largest
+value against a float64 reference 1.5-3.1e-7 (forward and input gradient, 32-64 channels),
+PyTorch's float32 (oneDNN) 1.5-7.5e-7 on the same inputs; float64 ~4e-16.
+
+Measured (2-core AVX-512 machine shared with other jobs, load average 4-30; float32, 64
+images, one process alternating with today's path (im2col + GEMM with numba's gather, or the
+numba scatter of the input gradient), best of repeats), today / Winograd per call:
+
+    one BLAS thread       forward (grad mode)   input gradient   forward + weight gradient
+    32 -> 32, 8x8         1.37-1.52x            1.34-1.44x       1.12-1.31x
+    32 -> 64, 4x4         1.08-1.25x            1.06-1.09x       1.14-1.21x
+    64 -> 64, 4x4         1.38-1.69x            1.41-1.83x       1.37-1.57x
+    64 -> 64, 32x32       1.51x                 2.43x            1.26x
+    1 -> 32, 8x8          0.13x                 0.07x
+    two BLAS threads      0.81-1.15x            0.74-1.15x       0.77-0.98x (64x64x32x32:
+                                                                 1.05x, 0.62x, 0.71x)
+
+(the forward pass in grad mode keeps im2col's patches for the weight gradient; Winograd's
+forward + weight gradient keeps its V instead.) So the overrides take it with one BLAS thread
+only, for the shapes ``pays`` names; and the forward pass only while no gradient is recorded,
+since the weight gradient has no Winograd override yet (``grad_weight3x3`` is here and tested;
+with the im2col patches to gather again for the weight gradient a Winograd forward pass lost,
+0.82-1.02x).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _config
+from ..backend.memory import scratch as _scratch
+
+SOURCE = """
+import numpy as np
+from numba import njit, types
+
+
+def ra(t, nd):
+    return types.Array(t, nd, "A", readonly=True)
+
+
+def rc(t, nd):
+    return types.Array(t, nd, "C", readonly=True)
+
+
+def wc(t, nd):
+    return types.Array(t, nd, "C")
+
+
+I = types.int64
+F = (types.float32, types.float64)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3):
+    # B^T d for whole rows: r = (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
+    for q in range(d0.size):
+        r0[q] = d0[q] - d2[q]
+    for q in range(d0.size):
+        r1[q] = d1[q] + d2[q]
+    for q in range(d0.size):
+        r2[q] = d2[q] - d1[q]
+    for q in range(d0.size):
+        r3[q] = d1[q] - d3[q]
+
+
+@njit(
+    [types.void(rc(t, 4), wc(t, 3), I, I, I, I, I) for t in F],
+    cache=True, nogil=True, error_model="numpy",
+)
+def input_tf(x, v, b0, ph, pw, th, tw):
+    # x: (N, H, W, C) channels-last; v: (16, nb * th * tw, C) for images b0 .. b0 + nb.
+    # Per row of tiles: the rows of B^T d as whole zero-padded image rows (4 long loops), then
+    # times B per tile, two outputs per loop. Few pointers per loop, so that LLVM vectorizes
+    # them (a loop writing all 16 outputs would not, for fear of aliasing).
+    n, h, w, c = x.shape
+    nb = v.shape[1] // (th * tw)
+    xf = x.reshape((n, h, w * c))
+    edge = np.empty((4, w * c), v.dtype)
+    rows = np.zeros((4, 2 * tw + 2, c), v.dtype)  # B^T d over a row of tiles, zero-padded
+    lo, hi = pw * c, (pw + w) * c
+    for bb in range(nb):
+        b = b0 + bb
+        for i in range(th):
+            p0 = (bb * th + i) * tw
+            r0 = rows[0].reshape(-1)[lo:hi]
+            r1 = rows[1].reshape(-1)[lo:hi]
+            r2 = rows[2].reshape(-1)[lo:hi]
+            r3 = rows[3].reshape(-1)[lo:hi]
+            top = 2 * i - ph
+            if 0 <= top and top + 3 < h:
+                _rows_bt(xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3], r0, r1, r2, r3)
+            else:  # a row of tiles reaching into the padding
+                for r in range(4):
+                    if 0 <= top + r < h:
+                        edge[r] = xf[b, top + r]
+                    else:
+                        edge[r] = 0
+                _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
+            for r in range(4):
+                t = rows[r]
+                v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]
+                for j in range(tw):
+                    e0, e1, e2, e3 = t[2 * j], t[2 * j + 1], t[2 * j + 2], t[2 * j + 3]
+                    o0, o2 = v0[p0 + j], v2[p0 + j]
+                    for ch in range(c):
+                        o0[ch] = e0[ch] - e2[ch]
+                        o2[ch] = e2[ch] - e1[ch]
+                    o1, o3 = v1[p0 + j], v3[p0 + j]
+                    for ch in range(c):
+                        o1[ch] = e1[ch] + e2[ch]
+                        o3[ch] = e1[ch] - e3[ch]
+
+
+@njit(
+    [types.void(rc(t, 3), wc(t, 4), I, I, I) for t in F],
+    cache=True, nogil=True, error_model="numpy",
+)
+def output_tf(m, y, b0, th, tw):
+    # m: (16, nb * th * tw, O); y: (N, Ho, Wo, O), images b0 .. b0 + nb written
+    n, ho, wo, o = y.shape
+    nb = m.shape[1] // (th * tw)
+    u = np.empty((8, o), y.dtype)  # A^T m: 2 rows of 4
+    for bb in range(nb):
+        b = b0 + bb
+        for i in range(th):
+            for j in range(tw):
+                p = (bb * th + i) * tw + j
+                for s in range(4):  # rows of A^T times m's rows
+                    m0, m1, m2, m3 = m[s, p], m[4 + s, p], m[8 + s, p], m[12 + s, p]
+                    u0, u1 = u[s], u[4 + s]
+                    for oc in range(o):
+                        u0[oc] = m0[oc] + m1[oc] + m2[oc]
+                        u1[oc] = m1[oc] - m2[oc] - m3[oc]
+                for r in range(2):  # then times A: columns
+                    oh = 2 * i + r
+                    if oh >= ho:
+                        continue
+                    q0, q1, q2, q3 = u[4 * r], u[4 * r + 1], u[4 * r + 2], u[4 * r + 3]
+                    y0 = y[b, oh, 2 * j]
+                    if 2 * j + 1 < wo:
+                        y1 = y[b, oh, 2 * j + 1]
+                        for oc in range(o):
+                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
+                            y1[oc] = q1[oc] - q2[oc] - q3[oc]
+                    else:
+                        for oc in range(o):
+                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
+
+
+@njit(
+    [types.void(ra(t, 4), wc(t, 3)) for t in F],
+    cache=True, nogil=True, error_model="numpy",
+)
+def weight_tf(w, u):
+    # w: (O, C, 3, 3) any strides; u: (16, C, O) = G w G^T per (c, o)
+    o, c = w.shape[0], w.shape[1]
+    half = u.dtype.type(0.5)
+    t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
+    for ch in range(c):
+        for oc in range(o):  # G w: rows (G's rows 1 and 2 halve sums)
+            for s in range(3):
+                g0, g1, g2 = w[oc, ch, 0, s], w[oc, ch, 1, s], w[oc, ch, 2, s]
+                t[s, oc] = g0
+                t[3 + s, oc] = half * (g0 + g1 + g2)
+                t[6 + s, oc] = half * (g0 - g1 + g2)
+                t[9 + s, oc] = g2
+        for r in range(4):  # (G w) G^T: columns
+            q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
+            u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
+            for oc in range(o):
+                u0[oc] = q0[oc]
+                u3[oc] = q2[oc]
+            for oc in range(o):
+                u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
+                u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
+
+
+@njit(
+    [types.void(rc(t, 4), wc(t, 3), I, I, I) for t in F],
+    cache=True, nogil=True, error_model="numpy",
+)
+def grad_tf(g, z, b0, th, tw):
+    # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, nb * th * tw, O) = A g A^T per
+    # 2x2 tile (zeros past an odd Ho or Wo), for images b0 .. b0 + nb
+    n, ho, wo, o = g.shape
+    nb = z.shape[1] // (th * tw)
+    d = np.zeros((4, o), z.dtype)  # the 2x2 tile, [2 * row + column, o]
+    t = np.empty((8, o), z.dtype)  # A g: 4 rows of 2
+    for bb in range(nb):
+        b = b0 + bb
+        for i in range(th):
+            for j in range(tw):
+                p = (bb * th + i) * tw + j
+                for r in range(2):
+                    for s in range(2):
+                        dk = d[2 * r + s]
+                        if 2 * i + r < ho and 2 * j + s < wo:
+                            src = g[b, 2 * i + r, 2 * j + s]
+                            for oc in range(o):
+                                dk[oc] = src[oc]
+                        else:
+                            for oc in range(o):
+                                dk[oc] = 0
+                for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
+                    g0, g1 = d[s], d[2 + s]
+                    t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
+                    for oc in range(o):
+                        t0[oc] = g0[oc]
+                        t3[oc] = -g1[oc]
+                    for oc in range(o):
+                        t1[oc] = g0[oc] + g1[oc]
+                        t2[oc] = g0[oc] - g1[oc]
+                for r in range(4):  # then times A^T: columns
+                    e0, e1 = t[2 * r], t[2 * r + 1]
+                    z0, z1, z2, z3 = z[4 * r, p], z[4 * r + 1, p], z[4 * r + 2, p], z[4 * r + 3, p]
+                    for oc in range(o):
+                        z0[oc] = e0[oc]
+                        z3[oc] = -e1[oc]
+                    for oc in range(o):
+                        z1[oc] = e0[oc] + e1[oc]
+                        z2[oc] = e0[oc] - e1[oc]
+
+
+@njit(
+    [types.void(rc(t, 3), wc(t, 4)) for t in F],
+    cache=True, nogil=True, error_model="numpy",
+)
+def weight_back_tf(du, dw):
+    # du: (16, C, O) gradient of the transformed weights; dw: (O, C, 3, 3) = G^T du G
+    c, o = du.shape[1], du.shape[2]
+    half = dw.dtype.type(0.5)
+    t = np.empty((3, 4), dw.dtype)  # G^T du
+    for oc in range(o):
+        for ch in range(c):
+            for s in range(4):  # G^T du: rows
+                q0, q1 = du[s, ch, oc], du[4 + s, ch, oc]
+                q2, q3 = du[8 + s, ch, oc], du[12 + s, ch, oc]
+                t[0, s] = q0 + half * (q1 + q2)
+                t[1, s] = half * (q1 - q2)
+                t[2, s] = half * (q1 + q2) + q3
+            for r in range(3):  # then times G: columns
+                dw[oc, ch, r, 0] = t[r, 0] + half * (t[r, 1] + t[r, 2])
+                dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
+                dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
+
+
+kernel = input_tf
+"""
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+# Transformed tiles per block: the (16, tiles, C) input and (16, tiles, O) product stay within
+# about this many bytes each, so a large batch goes through in blocks of images.
+BLOCK_BYTES = 8 << 20
+
+
+def kernels(dtype):
+    """The compiled transforms when numba serves ``dtype`` and they are ready, else None."""
+    if dtype not in _DTYPES:
+        return None
+    from ..backend import jit as _jit
+
+    return _jit.module("conv_winograd", SOURCE)
+
+
+ENABLED = True  # False: every convolution takes im2col + GEMM (A/B benchmarks, tests)
+
+# OpenBLAS starts its threads once, as its environment says (``_config.blas_threads``).
+_ONE_THREAD = _config.blas_threads() == 1
+
+
+def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
+    """Whether F(2x2, 3x3) computes this convolution: 3x3, stride 1, no dilation, one group,
+    float32 or float64 operands of one dtype (host arrays)."""
+    return (
+        tuple(kernel) == (3, 3)
+        and tuple(stride) == (1, 1)
+        and tuple(dilation) == (1, 1)
+        and groups == 1
+        and a.dtype == w.dtype
+        and a.dtype in _DTYPES
+        and type(a) is np.ndarray
+    )
+
+
+# Smallest product measured faster: tiles * C * O multiply-adds per transform position
+# (64 images of 32 -> 64 channels on 4x4 maps: 256 tiles * 32 * 64).
+MIN_WORK = 1 << 19
+
+
+def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
+    """Whether Winograd measured faster than im2col + GEMM for ``c`` input and ``o`` output
+    channels over an ``n`` x ``ho`` x ``wo`` output (the input gradient: its own convolution's
+    channels and size).
+
+    The 16 products save 5/9 of im2col's multiply-adds while the transforms cost memory passes
+    over ``c + o`` channels per tile, so the saving grows with ``c * o / (c + o)``: with one
+    BLAS thread Winograd wins from 32 -> 32 and 32 -> 64 channels on (the digits model's 8x8
+    and 4x4 maps, 64 images: 1.06-1.8x per call; 64x64x32x32: 1.5x forward, 2.4x input
+    gradient) and loses 7x with one input channel. With two BLAS threads on this 2-core
+    machine the 16 small products gain little from the second thread while one large product
+    does, and the serial transforms compete with BLAS's threads: the figures went both ways
+    (0.74-1.15x on the small maps, 0.62x for the 64x64x32x32 input gradient), so there it
+    stays im2col.
+    """
+    if not (ENABLED and _ONE_THREAD) or c * o < 16 * (c + o):
+        return False
+    return n * ((ho + 1) // 2) * ((wo + 1) // 2) * c * o >= MIN_WORK
+
+
+def _tiles(h: int, w: int, padding) -> tuple:
+    """(Ho, Wo, tile rows, tile columns) of a 3x3 stride-1 convolution of an h x w input."""
+    ho, wo = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
+    return ho, wo, (ho + 1) // 2, (wo + 1) // 2
+
+
+def _channels_last(x):
+    """(N, C, H, W) -> its (N, H, W, C) channels-last array (a view when it is that memory)."""
+    t = x.transpose(0, 2, 3, 1)
+    return t if t.flags.c_contiguous else np.ascontiguousarray(t)
+
+
+def _block(n: int, th: int, tw: int, channels: int, itemsize: int) -> int:
+    """Images per block: the transformed tiles of a block stay within ``BLOCK_BYTES``."""
+    return max(1, min(n, BLOCK_BYTES // (16 * th * tw * channels * itemsize)))
+
+
+def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
+    """The stride-1 3x3 cross-correlation of ``x`` (N, C, H, W, any memory layout) with ``w``
+    (O, C, 3, 3), zero padding ``padding``: (N, O, Ho, Wo) as a view of channels-last memory.
+    With ``swap``, ``w`` is (C', O', 3, 3) and the kernel used is ``w`` in/out-swapped and
+    flipped (the input gradient's). With ``keep`` it answers ``(y, v)``, ``v`` the transformed
+    input tiles (an array of its own when the batch went in one block, else None) for
+    ``grad_weight3x3``. NotImplemented where the transforms are not compiled."""
+    mod = kernels(x.dtype) if xp is np and w.dtype == x.dtype else None
+    if mod is None:
+        return NotImplemented
+    if swap:
+        w = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    ph, pw = padding
+    ho, wo, th, tw = _tiles(h, wd, padding)
+    u = _scratch(xp, "wino_u", (16, c, o), x.dtype)
+    mod.weight_tf(w, u)
+    xt = _channels_last(x)
+    y = np.empty((n, ho, wo, o), x.dtype)
+    nb = _block(n, th, tw, max(c, o), x.itemsize)
+    kept = None
+    for b0 in range(0, n, nb):
+        b1 = min(n, b0 + nb)
+        tiles = (b1 - b0) * th * tw
+        if keep and nb == n:
+            v = kept = np.empty((16, tiles, c), x.dtype)
+        else:
+            v = _scratch(xp, "wino_v", (16, tiles, c), x.dtype)
+        m = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
+        mod.input_tf(xt, v, b0, ph, pw, th, tw)
+        np.matmul(v, u, out=m)
+        mod.output_tf(m, y, b0, th, tw)
+    y = y.transpose(0, 3, 1, 2)
+    return (y, kept) if keep else y
+
+
+def grad_weight3x3(xp, x, g, padding, v=None):
+    """The weight gradient (O, C, 3, 3) of ``conv3x3(x, w, padding)`` for output gradient ``g``
+    (N, O, Ho, Wo): ``G^T [sum over tiles (A g_t A^T) * V_t] G``, 16 products
+    (C, tiles) x (tiles, O). ``v``: the forward pass's transformed tiles of ``x`` where kept.
+    NotImplemented where the transforms are not compiled."""
+    mod = kernels(x.dtype) if xp is np and g.dtype == x.dtype else None
+    if mod is None:
+        return NotImplemented
+    n, c, h, wd = x.shape
+    o = g.shape[1]
+    ph, pw = padding
+    _, _, th, tw = _tiles(h, wd, padding)
+    gt = _channels_last(g)
+    xt = None if v is not None else _channels_last(x)
+    nb = n if v is not None else _block(n, th, tw, max(c, o), x.itemsize)
+    du = np.zeros((16, c, o), x.dtype)
+    part = _scratch(xp, "wino_u", (16, c, o), x.dtype) if nb < n else du
+    for b0 in range(0, n, nb):
+        b1 = min(n, b0 + nb)
+        tiles = (b1 - b0) * th * tw
+        if xt is not None:
+            v = _scratch(xp, "wino_v", (16, tiles, c), x.dtype)
+            mod.input_tf(xt, v, b0, ph, pw, th, tw)
+        z = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
+        mod.grad_tf(gt, z, b0, th, tw)
+        np.matmul(v.transpose(0, 2, 1), z, out=part)
+        if part is not du:
+            du += part
+    dw = np.empty((o, c, 3, 3), x.dtype)
+    mod.weight_back_tf(du, dw)
+    return dw

@@ -1,0 +1,242 @@
+"""Winograd F(2x2, 3x3) on the CPU (``ember.ops._winograd``), the path the convolutions' CPU
+overrides take for 3x3 stride-1 convolutions where it measured faster.
+
+Generated from a table of shapes, memory layouts and dtypes: the forward pass and the input
+gradient through the overrides, against PyTorch and against the op's own NumPy body (numba and
+Winograd off), and the cases the overrides decline. The overrides serve only shapes where the
+path measured faster (``_winograd.pays``, with one BLAS thread); the tests open it to every
+shape (``MIN_WORK = 0``, one BLAS thread) and check with a spy that Winograd ran.
+
+Tolerances, as the relative error ``max |got - ref| / max |ref|`` against a float64
+reference. float32: at most ``1e-6`` and at most 4x PyTorch's own float32 error on the same
+inputs (plus 1e-7): the transforms add and subtract up to nine values each way before and after
+the products, so Winograd's rounding is some times the direct sum's; measured on these cases
+1.5-3.1e-7, PyTorch's (oneDNN) 1.5-7.5e-7, and at most 1.3x PyTorch's on any one case. Against
+the op's NumPy body (im2col + GEMM in float32): ``2e-6``. float64: ``1e-12`` (measured ~4e-16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ember._config import state
+from ember.backend import jit as _jit
+from ember.ops import _winograd as W
+from ember.ops import conv as C
+
+if not _jit.available():
+    pytest.skip(
+        "numba is not installed (Winograd's transforms are numba kernels)", allow_module_level=True
+    )
+
+# (N, C, O, H, W, padding, layout, dtype)
+CASES = [
+    (2, 32, 32, 8, 8, 1, "last", np.float32),  # the digits model's second layer, two images
+    (3, 32, 64, 4, 4, 1, "last", np.float32),  # its third
+    (2, 64, 64, 4, 4, 1, "nchw", np.float32),
+    (2, 32, 48, 7, 9, 1, "nchw", np.float32),  # odd height: a last row of tiles half used
+    (1, 48, 32, 6, 5, 1, "last", np.float32),  # batch 1, odd width
+    (2, 32, 32, 7, 6, 0, "last", np.float32),  # padding 0 (input gradient: padding 2)
+    (1, 32, 40, 5, 7, 0, "nchw", np.float32),
+    (2, 32, 36, 9, 8, 2, "last", np.float32),  # padding 2 (input gradient: padding 0)
+    (2, 32, 32, 8, 8, 1, "last", np.float64),
+    (1, 36, 32, 7, 5, 0, "nchw", np.float64),
+    (2, 32, 40, 5, 6, 2, "last", np.float64),
+]
+IDS = [
+    f"{n}x{c}x{h}x{w}-o{o}-p{p}-{lay}-{np.dtype(dt).name}" for n, c, o, h, w, p, lay, dt in CASES
+]
+
+
+@pytest.fixture
+def winograd(monkeypatch):
+    """Winograd on for every shape, kernels compiled in the caller; a list of its calls."""
+    monkeypatch.setattr(_jit, "_mode", "sync")
+    monkeypatch.setattr(W, "_ONE_THREAD", True)
+    monkeypatch.setattr(W, "MIN_WORK", 0)
+    calls = []
+    real = W.conv3x3
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(out is not NotImplemented)
+        return out
+
+    monkeypatch.setattr(W, "conv3x3", spy)
+    return calls
+
+
+def _layout(a, layout):
+    if layout == "last":
+        return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(a)
+
+
+def _inputs(n, c, o, h, w, p, layout, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = _layout(rng.standard_normal((n, c, h, w)).astype(dtype), layout)
+    wt = (rng.standard_normal((o, c, 3, 3)) / np.sqrt(9 * c)).astype(dtype)
+    g = _layout(rng.standard_normal((n, o, h + 2 * p - 2, w + 2 * p - 2)).astype(dtype), layout)
+    return x, wt, g
+
+
+def _torch(x, w, g, p, dtype):
+    """PyTorch's output and input gradient, computed in ``dtype``."""
+    tx = torch.tensor(np.asarray(x, dtype), requires_grad=True)
+    y = torch.nn.functional.conv2d(tx, torch.tensor(np.asarray(w, dtype)), padding=p)
+    y.backward(torch.tensor(np.asarray(g, dtype)))
+    return y.detach().numpy(), tx.grad.numpy()
+
+
+def _rel(a, ref):
+    return float(np.abs(np.asarray(a, np.float64) - ref).max() / np.abs(ref).max())
+
+
+def _reference_body(op, *arrays, monkeypatch):
+    """The op's NumPy body with numba and Winograd off."""
+    with monkeypatch.context() as m:
+        m.setattr(_jit, "_mode", "off")
+        m.setattr(W, "ENABLED", False)
+        return op.forward(np, *arrays)
+
+
+def _check(got, ref64, torch32, dtype):
+    err = _rel(got, ref64)
+    if dtype == np.float64:
+        assert err < 1e-12, err
+    else:
+        own = _rel(torch32, ref64)
+        assert err < 1e-6 and err < 4 * own + 1e-7, (err, own)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_forward(case, winograd, monkeypatch):
+    n, c, o, h, w, p, layout, dtype = case
+    x, wt, g = _inputs(*case)
+    op = C.Conv2d((1, 1), (p, p), (1, 1), 1)
+    monkeypatch.setattr(state, "grad_enabled", False)  # a forward pass while recording declines
+    got = C._conv2d_cpu(op, np, x, wt)
+    assert winograd == [True]
+    assert got.dtype == dtype and got.shape == (n, o, h + 2 * p - 2, w + 2 * p - 2)
+    assert got.transpose(0, 2, 3, 1).flags.c_contiguous  # channels-last, as im2col's result
+    ref64, _ = _torch(x, wt, g, p, np.float64)
+    torch32, _ = _torch(x, wt, g, p, np.float32)
+    _check(got, ref64, torch32, dtype)
+    body = _reference_body(op, x, wt, monkeypatch=monkeypatch)
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    assert _rel(got, body.astype(np.float64)) < tol
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_input_gradient(case, winograd, monkeypatch):
+    n, c, o, h, w, p, layout, dtype = case
+    x, wt, g = _inputs(*case)
+    op = C.Conv2dGradInput(x.shape, (1, 1), (p, p), (1, 1), 1)
+    got = C._conv2d_grad_input_cpu(op, np, g, wt)
+    assert winograd == [True]
+    assert got.dtype == dtype and got.shape == x.shape
+    _, ref64 = _torch(x, wt, g, p, np.float64)
+    _, torch32 = _torch(x, wt, g, p, np.float32)
+    _check(got, ref64, torch32, dtype)
+    body = _reference_body(op, g, wt, monkeypatch=monkeypatch)
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    assert _rel(got, body.astype(np.float64)) < tol
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
+def test_weight_gradient(case, winograd):
+    """``grad_weight3x3`` (not wired to an override yet), from the forward pass's kept tiles
+    and from the input alone."""
+    n, c, o, h, w, p, layout, dtype = case
+    x, wt, g = _inputs(*case)
+    _, v = W.conv3x3(np, x, wt, (p, p), keep=True)
+    tw = torch.tensor(wt.astype(np.float64), requires_grad=True)
+    y = torch.nn.functional.conv2d(torch.tensor(x.astype(np.float64)), tw, padding=p)
+    y.backward(torch.tensor(g.astype(np.float64)))
+    ref = tw.grad.numpy()
+    for kept in (v, None):
+        got = W.grad_weight3x3(np, x, g, (p, p), kept)
+        assert got.shape == wt.shape and got.dtype == dtype
+        assert _rel(got, ref) < (1e-12 if dtype == np.float64 else 2e-6)
+
+
+def test_blocks_of_images(winograd, monkeypatch):
+    """A batch larger than ``BLOCK_BYTES`` of transformed tiles goes through in blocks."""
+    monkeypatch.setattr(W, "BLOCK_BYTES", 16 * 16 * 32 * 4 * 2)  # two 8x8 images a block
+    x, wt, g = _inputs(5, 32, 32, 8, 8, 1, "last", np.float64)
+    ref, dx = _torch(x, wt, g, 1, np.float64)
+    assert _rel(W.conv3x3(np, x, wt, (1, 1)), ref) < 1e-12
+    assert _rel(W.conv3x3(np, g, wt, (1, 1), swap=True), dx) < 1e-12
+    tw = torch.tensor(wt, requires_grad=True)
+    torch.nn.functional.conv2d(torch.tensor(x), tw, padding=1).backward(torch.tensor(g))
+    assert _rel(W.grad_weight3x3(np, x, g, (1, 1)), tw.grad.numpy()) < 1e-12
+
+
+def _declines(op, x, w, monkeypatch, grad=False):
+    with monkeypatch.context() as m:
+        m.setattr(state, "grad_enabled", grad)
+        return C._conv2d_winograd(op, np, x, w) is NotImplemented
+
+
+DECLINED = [  # (what, stride, padding, dilation, groups, w shape, dtype)
+    ("stride 2", (2, 2), (1, 1), (1, 1), 1, (32, 32, 3, 3), np.float32),
+    ("dilation 2", (1, 1), (2, 2), (2, 2), 1, (32, 32, 3, 3), np.float32),
+    ("groups 2", (1, 1), (1, 1), (1, 1), 2, (32, 16, 3, 3), np.float32),
+    ("5x5", (1, 1), (2, 2), (1, 1), 1, (32, 32, 5, 5), np.float32),
+    ("1x1", (1, 1), (0, 0), (1, 1), 1, (32, 32, 1, 1), np.float32),
+    ("3x1", (1, 1), (1, 0), (1, 1), 1, (32, 32, 3, 1), np.float32),
+    ("float16", (1, 1), (1, 1), (1, 1), 1, (32, 32, 3, 3), np.float16),
+    ("one input channel", (1, 1), (1, 1), (1, 1), 1, (32, 1, 3, 3), np.float32),
+]
+
+
+@pytest.mark.parametrize("case", DECLINED, ids=[d[0] for d in DECLINED])
+def test_declines_what_it_does_not_serve(case, winograd, monkeypatch):
+    _, stride, padding, dilation, groups, ws, dtype = case
+    x = np.ones((2, ws[1] * groups, 8, 8), dtype)
+    assert _declines(
+        C.Conv2d(stride, padding, dilation, groups), x, np.ones(ws, dtype), monkeypatch
+    )
+    op = C.Conv2dGradInput(x.shape, stride, padding, dilation, groups)
+    g = np.ones(C.conv_output_shape(x.shape, ws, op), dtype)
+    out = C._conv2d_grad_input_cpu(op, np, g, np.ones(ws, dtype))
+    assert not any(winograd) and (out is NotImplemented or out.shape == x.shape)
+
+
+def test_declines_by_policy(winograd, monkeypatch):
+    x, wt, g = _inputs(2, 32, 32, 8, 8, 1, "last", np.float32)
+    op = C.Conv2d((1, 1), (1, 1), (1, 1), 1)
+    assert not _declines(op, x, wt, monkeypatch)
+    # a forward pass while gradients are recorded: im2col keeps patches for the weight gradient
+    assert _declines(op, x, wt, monkeypatch, grad=True)
+    assert not _declines(C._GradInputConv((1, 1), (1, 1), (1, 1), 1), x, wt, monkeypatch, True)
+    assert _declines(op, x, wt.astype(np.float64), monkeypatch)  # mixed dtypes
+    gi = C.Conv2dGradInput(x.shape, (1, 1), (3, 3), (1, 1), 1)  # padding 3: no "full" padding
+    g3 = np.ones((2, 32, 12, 12), np.float32)
+    before = len(winograd)
+    C._conv2d_grad_input_cpu(gi, np, g3, wt)
+    assert len(winograd) == before
+    for attr, value in (("ENABLED", False), ("_ONE_THREAD", False), ("MIN_WORK", 1 << 40)):
+        with monkeypatch.context() as m:
+            m.setattr(W, attr, value)
+            assert _declines(op, x, wt, monkeypatch), attr
+    with monkeypatch.context() as m:  # numba off: no transforms
+        m.setattr(_jit, "_mode", "off")
+        assert _declines(op, x, wt, monkeypatch)
+
+
+def test_policy_serves_the_measured_shapes(monkeypatch):
+    """With one BLAS thread: the digits model's 3x3 layers (64 images) and conv2d.py's
+    64x64x32x32, not the first layer's single input channel nor small products; with more
+    BLAS threads, none."""
+    monkeypatch.setattr(W, "ENABLED", True)
+    monkeypatch.setattr(W, "_ONE_THREAD", True)
+    assert W.pays(64, 32, 32, 8, 8) and W.pays(64, 32, 64, 4, 4) and W.pays(64, 64, 64, 4, 4)
+    assert W.pays(64, 64, 32, 4, 4)  # the third layer's input gradient
+    assert W.pays(64, 64, 64, 32, 32)
+    assert not W.pays(64, 1, 32, 8, 8) and not W.pays(1, 64, 64, 4, 4)
+    assert not W.pays(64, 8, 8, 32, 32)
+    monkeypatch.setattr(W, "_ONE_THREAD", False)
+    assert not W.pays(64, 64, 64, 32, 32)
