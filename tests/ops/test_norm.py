@@ -186,6 +186,18 @@ def test_compiled_step_updates_running_statistics_as_eager():
         np.testing.assert_allclose(getattr(comp, n).numpy(), getattr(eager, n).numpy(), rtol=1e-6)
 
 
+def test_running_statistics_update_is_one_op_per_buffer():
+    """The running mean and variance are each one ``RunningAverage`` written in place (PyTorch's
+    ``mul_(1 - momentum).add_(...)`` in one op): the graph holds two, and two writes."""
+    bn = ember.nn.BatchNorm1d(4, momentum=0.3)
+    step = ember.compile(lambda x: bn(x).sum())
+    step(ember.randn(6, 4))
+    text = str(step.graph)
+    assert text.count("RunningAverage(") == 2 and "factor=1.2" in text
+    assert text.count("Assign(") == 3  # running mean, running variance, num_batches_tracked
+    assert "Mul(" not in text and "Index" not in text
+
+
 def test_backward_ops_double_backward():
     """The backward ops' own vjps (second order) against numerical differences."""
     rng = np.random.default_rng(3)
