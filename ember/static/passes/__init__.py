@@ -9,6 +9,9 @@
 - ``reuse_buffers``: fused nodes write into inputs that die there;
 - ``merge_state_updates``: a parameter's fused state updates (Adam's moments) computed by the
   fused node that reads them, written in place: one kernel per parameter;
+- ``start_collectives_early``: nodes that start asynchronous work (DDP's ``AllReduceStart``,
+  ``op.schedule_early``) moved up with the pure nodes they need, so the rest of backward
+  overlaps them;
 - ``memory_plan(graph)``: lifetimes and buffer reuse; ``.peak_bytes``.
 
 ``optimize(graph)`` runs ``PIPELINE`` (the default list) and returns the result; the input graph
@@ -37,6 +40,7 @@ from .dce import dead_code_elimination
 from .fold import constant_folding
 from .fuse import FusedElementwise, elementwise_fusion
 from .memory import MemoryPlan, memory_plan, reuse_buffers
+from .schedule import start_collectives_early
 from .simplify import algebraic_simplification
 from .state_updates import merge_state_updates
 
@@ -49,6 +53,7 @@ PIPELINE = [
     elementwise_fusion,
     reuse_buffers,
     merge_state_updates,
+    start_collectives_early,
 ]
 
 
@@ -82,5 +87,6 @@ __all__ = [
     "merge_state_updates",
     "optimize",
     "reuse_buffers",
+    "start_collectives_early",
     "wait_for_kernels",
 ]
