@@ -8,9 +8,14 @@ batch everywhere. Steps timed, every rank at once (the figure is the slower rank
 
 - ``alone``: each rank trains its own copy on its batch, no communication (a 1-rank step on
   half the data, with the other rank busy the same way, as under DDP);
-- ``DDP``: ``DistributedDataParallel``, buckets all-reduced while backward runs;
-- ``alone compiled`` / ``DDP compiled``: those two steps under ``ember.compile`` (the buckets'
-  all-reduces are ops of the graph, blocking, run where the graph puts them);
+- ``DDP``: ``DistributedDataParallel``, buckets all-reduced on the communication thread;
+  ``DDP, Iallreduce``: the same with MPI's non-blocking calls instead (the path where MPI gives
+  no ``MPI_THREAD_MULTIPLE``);
+- ``alone compiled`` / ``DDP compiled``: those two steps under ``ember.compile`` (per bucket an
+  ``AllReduceStart`` moved up to where its gradients are made, an ``AllReduceWait`` after
+  backward); ``starts in place``: traced without the ``start_collectives_early`` pass (every
+  start after the last weight gradient); ``blocking AllReduce``: the earlier graph form, one
+  blocking ``AllReduce`` op per bucket;
 - ``all-reduce after backward``: the same buckets all-reduced the same way, started only once
   backward has ended (nothing can overlap);
 - ``all-reduce alone``: just those buckets' all-reduce, no compute.
@@ -33,7 +38,10 @@ import numpy as np
 import ember
 import ember.distributed as dist
 from ember import nn
+from ember.distributed import _thread
 from ember.nn.parallel import DistributedDataParallel as DDP
+from ember.nn.parallel._reducer import Reducer
+from ember.static import passes
 
 p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 p.add_argument("--width", type=int, default=1024)
@@ -121,12 +129,80 @@ def allreduce_alone():
         w.wait()
 
 
+def without_thread(step):
+    """``step`` with async all-reduces as MPI's non-blocking ``Iallreduce`` (the path taken
+    where MPI gives no ``MPI_THREAD_MULTIPLE``), not on the communication thread."""
+
+    def run():
+        was, _thread._AVAILABLE = _thread._AVAILABLE, False
+        try:
+            step()
+        finally:
+            _thread._AVAILABLE = was
+
+    return run
+
+
+def in_place_starts(step):
+    """``step`` traced without ``passes.start_collectives_early``: each bucket's
+    ``AllReduceStart`` stays where the traced backward put it (after every weight gradient)."""
+
+    def run():
+        pipeline = passes.PIPELINE[:]
+        passes.PIPELINE[:] = [p for p in pipeline if p is not passes.start_collectives_early]
+        try:
+            step()
+        finally:
+            passes.PIPELINE[:] = pipeline
+
+    return run
+
+
+def blocking_all_reduce(step):
+    """``step`` traced with DDP's earlier graph form: per bucket a ``Cat`` and a blocking
+    ``AllReduce`` op where the bucket's last gradient is made (nothing overlaps it)."""
+    from ember.distributed.ops import AllReduce
+    from ember.ops.base import apply
+
+    def launch(self, b):
+        with ember.no_grad():
+            flat = ember.cat([p._grad.reshape(-1) for p in b.params])
+            b.flat = apply(AllReduce(self.group, int(dist.ReduceOp.AVG)), flat)
+
+    def write(self):
+        with ember.no_grad():
+            for b in self.buckets:
+                for p, off in zip(b.params, b.offsets):
+                    p._grad.copy_(b.flat[off : off + p._data.size].reshape(p.shape))
+
+    def run():
+        saved = Reducer._launch_traced, Reducer._write_traced
+        Reducer._launch_traced, Reducer._write_traced = launch, write
+        try:
+            step()
+        finally:
+            Reducer._launch_traced, Reducer._write_traced = saved
+
+    return run
+
+
 runs = {
     "ember alone": ember_step(alone),
     "ember DDP": ember_step(ddp),
+    "ember DDP, Iallreduce": without_thread(ember_step(ddp)),
     "ember alone compiled": ember.compile(ember_step(ember_model()), verbose=False),
     "ember DDP compiled": ember.compile(
         ember_step(DDP(ember_model(), bucket_cap_mb=args.bucket_cap_mb)), verbose=False
+    ),
+    "ember DDP compiled, starts in place": in_place_starts(
+        ember.compile(
+            ember_step(DDP(ember_model(), bucket_cap_mb=args.bucket_cap_mb)), verbose=False
+        )
+    ),
+    "ember DDP compiled, blocking AllReduce": blocking_all_reduce(
+        ember.compile(
+            ember_step(DDP(ember_model(), bucket_cap_mb=args.bucket_cap_mb)), verbose=False
+        )
     ),
     "ember all-reduce after backward": ember_step(
         after_net, buckets_after_backward(after_net, bucket_params)

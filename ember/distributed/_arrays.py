@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _thread
 from ._mpi import Staged, blocking, mpi, mpi_op, raw, reduce_dtype, typed
 from .group import ProcessGroup
 from .reduce_op import ReduceOp
@@ -36,24 +37,36 @@ def all_reduce(
 ) -> Work:
     """Reduce ``arr`` over the group, in place on every rank. ``wait``: finish it now with
     MPI's blocking call (faster algorithms than the non-blocking ones; a watchdog enforces
-    the timeout by ending the job, since a blocking call cannot raise)."""
+    the timeout by ending the job, since a blocking call cannot raise). Otherwise the same
+    blocking call runs on the group's communication thread (``_thread``: it moves while the
+    caller computes, which a non-blocking MPI call does not), or, where MPI gives no
+    ``MPI_THREAD_MULTIPLE``, as a non-blocking ``Iallreduce``."""
     what = pg.begin("all_reduce", (_desc(arr), op.name), f"tensor {_desc(arr)}, {op.name}")
     mop = mpi_op(op, arr.dtype, "all_reduce")
     s = Staged(arr, reduce_dtype(arr.dtype))
+    req = job = None
     if wait:
         with blocking(what, pg.timeout):
             pg.comm.Allreduce(mpi().IN_PLACE, typed(s.buf), mop)
-        req = None
+        _average(pg, s.buf, op)
+    elif (thread := _thread.of(pg)) is not None:
+
+        def reduce(comm):
+            comm.Allreduce(mpi().IN_PLACE, typed(s.buf), mop)
+            _average(pg, s.buf, op)  # on the thread too: NumPy releases the GIL for it
+
+        job = thread.submit(_thread.Job(reduce))
     else:
         req = pg.comm.Iallreduce(mpi().IN_PLACE, typed(s.buf), mop)
 
     def finish():
-        _average(pg, s.buf, op)
+        if req is not None:
+            _average(pg, s.buf, op)
         s.write_back()
         if after is not None:
             after()
 
-    return Work([] if req is None else [req], finish, what, pg.timeout)
+    return Work([] if req is None else [req], finish, what, pg.timeout, job=job)
 
 
 def broadcast(pg: ProcessGroup, arr, root: int, after=None) -> Work:

@@ -39,6 +39,18 @@ class ProcessGroup:
         self.name = name
         self.debug = debug
         self._seq = 0
+        # the communication thread's own communicator (made here, where every rank is: a
+        # Dup at the thread's first use would wait without a timeout for a late rank)
+        self.async_comm = comm.Dup() if comm.size > 1 else None
+        self._comm_thread = None  # _thread.CommThread: async all-reduces (started on first use)
+
+    def free(self) -> None:
+        """Release the communicators (the communication thread ends after its queued jobs)."""
+        ended = self._comm_thread is None or self._comm_thread.close(min(self.timeout, 10.0))
+        self._comm_thread = None
+        if self.async_comm is not None and ended:
+            self.async_comm.Free()
+        self.comm.Free()
 
     def rank(self) -> int:
         return self.comm.rank
@@ -197,10 +209,10 @@ def destroy_process_group(group_: ProcessGroup | None = None) -> None:
         pg = group.WORLD
         group.WORLD = None
         if pg is not None:
-            pg.comm.Free()
+            pg.free()
         return
     if isinstance(group_, ProcessGroup) and group_ is not group.WORLD:
-        group_.comm.Free()
+        group_.free()
 
 
 def is_initialized() -> bool:

@@ -58,13 +58,15 @@ def command(nproc: int, argv: Sequence[str], mpiexec: str, root: bool | None = N
 
 
 def environment(nproc: int, error_dir: str, base: dict | None = None) -> dict:
-    """The ranks' environment: BLAS threads split between the local ranks, the error folder."""
+    """The ranks' environment: BLAS threads split between the local ranks, the error folder,
+    Open MPI polling with ``sched_yield`` (``_mpi.YIELD_VAR``)."""
     env = dict(os.environ if base is None else base)
     threads = str(max(1, (os.cpu_count() or 1) // nproc))
     for var in THREAD_VARS:
         env.setdefault(var, threads)
     env[ERROR_DIR_VAR] = error_dir
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # see _mpi.YIELD_VAR
     return env
 
 

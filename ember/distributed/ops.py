@@ -3,7 +3,9 @@
 Each op reads its input array and returns a new one, and ``has_side_effects`` keeps graph
 passes from merging, folding, dropping or reordering it past another side effect (every rank
 must run its collectives in the same order). ``replayable = False``: a CUDA graph cannot
-capture an MPI call, so a step holding one runs op by op. The ops are not differentiable (as
+capture an MPI call, so a step holding one runs op by op. ``AllReduce`` blocks where it sits;
+``AllReduceStart`` / ``AllReduceWait`` (DDP's buckets) split one all-reduce in two, joined by
+a token, so the graph computes between them. The ops are not differentiable (as
 PyTorch's ``torch.distributed`` collectives are not). Eager code reaches the same
 ``_arrays`` functions without building an op (the ops would add a copy).
 
@@ -15,8 +17,12 @@ PyTorch's ``torch.distributed`` collectives are not). Eager code reaches the sam
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import dtypes as _dt
 from ..ops.base import Op, Spec
 from . import _arrays
 from .reduce_op import ReduceOp
@@ -46,6 +52,58 @@ class AllReduce(_InPlaceShape):
         out = x.copy()
         _arrays.all_reduce(self.group, out, ReduceOp(self.op), wait=True).wait()
         return out
+
+
+_PENDING: dict = {}  # token -> (Work, flat buffer) of the AllReduceStart ops in flight
+_TOKENS = itertools.count(1)
+
+
+@dataclass(frozen=True, eq=False)
+class AllReduceStart(_Collective):
+    """Start reducing the concatenation of the inputs (flattened) over ``group`` with
+    ``ReduceOp(op)``; the result is a token (a 0-d int64) that ``AllReduceWait`` turns into
+    the reduced flat array. DDP's bucket under ``ember.compile``: the start sits where the
+    bucket's last gradient is made, the wait where the average is first read (after
+    backward), so the rest of backward runs while the collective is in flight (on the group's
+    communication thread, ``_thread``). The concatenation is this op's own fresh buffer: no
+    graph value is written behind the executor's back.
+
+    On GPUs the same pair is the NCCL shape: the start would record an event on the compute
+    stream and launch ``ncclAllReduce`` on a communication stream after it, the wait make the
+    compute stream wait for that stream's event; both are stream operations a CUDA graph can
+    capture. Here (MPI through the host) both are ``replayable = False``."""
+
+    group: object
+    op: int
+    schedule_early = True  # passes.start_collectives_early: placed as soon as xs can be made
+
+    def forward(self, xp, *xs):
+        flat = xp.concatenate([x.reshape(-1) for x in xs])
+        work = _arrays.all_reduce(self.group, flat, ReduceOp(self.op))
+        token = next(_TOKENS)
+        _PENDING[token] = (work, flat)
+        return xp.asarray(token, dtype=np.int64)
+
+    def infer(self, *xs):
+        return Spec((), _dt.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class AllReduceWait(_Collective):
+    """The flat result (``numel`` elements of ``dtype``) of the ``AllReduceStart`` whose token
+    it reads, once the collective has completed (``DistributedError`` naming it after the
+    group's timeout)."""
+
+    numel: int
+    dtype: object
+
+    def forward(self, xp, token):
+        work, flat = _PENDING.pop(int(token))
+        work.wait()
+        return flat
+
+    def infer(self, token):
+        return Spec((self.numel,), self.dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,4 +150,11 @@ class ReduceScatter(_Collective):
         return Spec(tuple(x.shape[1:]), x.dtype)
 
 
-__all__ = ["AllGather", "AllReduce", "Broadcast", "ReduceScatter"]
+__all__ = [
+    "AllGather",
+    "AllReduce",
+    "AllReduceStart",
+    "AllReduceWait",
+    "Broadcast",
+    "ReduceScatter",
+]

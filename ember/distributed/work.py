@@ -13,9 +13,11 @@ from . import _mpi
 
 
 class Work:
-    """An MPI request (or several) and what to do once it completes (copy a staged buffer
-    back, divide an average, bump the tensors' versions). ``wait()`` polls it under the
-    group's timeout and raises ``DistributedError`` naming the collective when it runs out.
+    """An MPI request (or several), or a ``job`` on the group's communication thread
+    (``_thread``), and what to do once it completes (copy a staged buffer back, divide an
+    average, bump the tensors' versions). ``wait()`` polls the requests, or waits for the job
+    without spinning, under the group's timeout and raises ``DistributedError`` naming the
+    collective when it runs out (or when the job failed).
     """
 
     def __init__(
@@ -25,8 +27,10 @@ class Work:
         what: str,
         timeout: float,
         statuses: list | None = None,
+        job=None,
     ) -> None:
         self._requests = requests
+        self._job = job
         self._finish = finish
         self._what = what
         self._timeout = timeout
@@ -38,13 +42,22 @@ class Work:
         """Block until the collective completes (and its outputs are written); True."""
         if not self._done:
             limit = self._timeout if timeout is None else _mpi.seconds(timeout)
-            _mpi.wait_all(self._requests, self._what, limit, self._statuses)
+            if self._job is not None:
+                self._wait_job(limit)
+            else:
+                _mpi.wait_all(self._requests, self._what, limit, self._statuses)
             self._complete()
         return True
 
     def is_completed(self) -> bool:
         """Whether it has completed (finishing it when it just has); never blocks."""
-        if not self._done and _mpi.test_all(self._requests, self._statuses):
+        if self._done:
+            return True
+        if self._job is not None:
+            if self._job.done.is_set():
+                self._wait_job(0.0)
+                self._complete()
+        elif _mpi.test_all(self._requests, self._statuses):
             self._complete()
         return self._done
 
@@ -55,6 +68,14 @@ class Work:
         """What the collective returned (``recv``'s sender rank), after ``wait()``."""
         self.wait()
         return self._result
+
+    def _wait_job(self, limit: float) -> None:
+        job = self._job
+        if not job.done.wait(limit):
+            raise _mpi.DistributedError(f"{self._what}: timed out after {limit:g} s {_mpi._WHY}")
+        if job.error is not None:
+            e = job.error
+            raise _mpi.DistributedError(f"{self._what}: {type(e).__name__}: {e}") from e
 
     def _complete(self) -> None:
         self._done = True

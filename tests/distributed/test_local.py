@@ -73,3 +73,59 @@ def test_post_accumulate_grad_hook_sees_accumulated_grad_and_can_be_removed():
         assert "non-leaf" in str(e)
     else:
         raise AssertionError("no error")
+
+
+def test_start_collectives_early_moves_starts_up_with_what_they_need():
+    """``passes.start_collectives_early`` (DDP's bucket starts under ember.compile): a start
+    moves up with the pure nodes it needs, never past a side effect, starts keep their order,
+    and a fused node writing a state array in place is not pulled along."""
+    from dataclasses import dataclass
+
+    import numpy as np
+
+    from ember.ops.base import Op, Spec
+    from ember.ops.elementwise import Exp, Neg
+    from ember.static import Graph
+    from ember.static.passes import start_collectives_early
+
+    @dataclass(frozen=True, eq=False)
+    class Start(Op):
+        has_side_effects = True
+        schedule_early = True
+
+        def forward(self, xp, x):
+            return x
+
+        def infer(self, x):
+            return Spec(tuple(x.shape), x.dtype)
+
+    @dataclass(frozen=True, eq=False)
+    class Effect(Start):
+        schedule_early = False
+
+    def graph(effect: bool = False):
+        g = Graph("s")
+        x = g.add_input((2,), np.float32, "x")
+        f32 = np.float32
+        names = {}
+        a = g.add_node(Exp(), [x], (2,), f32)  # the rest of backward
+        if effect:
+            g.add_node(Effect(), [a], (2,), f32)
+        b = g.add_node(Exp(), [a], (2,), f32)
+        w1 = g.add_node(Neg(), [x], (2,), f32)  # bucket 1's gradient (made late in the trace)
+        w2 = g.add_node(Neg(), [w1], (2,), f32)  # bucket 2's
+        s1 = g.add_node(Start(), [w1], (2,), f32)
+        s2 = g.add_node(Start(), [w2], (2,), f32)
+        g.outputs += [b, s1, s2]
+        for v, n in ((a, "a"), (b, "b"), (w1, "w1"), (w2, "w2"), (s1, "s1"), (s2, "s2")):
+            names[v.id] = n
+        return g, names
+
+    def order(g, names):
+        return [names.get(n.output.id, type(n.op).__name__) for n in g.nodes]
+
+    g, names = graph()
+    assert order(start_collectives_early(g), names) == ["w1", "s1", "w2", "s2", "a", "b"]
+    assert order(g, names) == ["a", "b", "w1", "w2", "s1", "s2"]  # the input is not changed
+    g, names = graph(effect=True)  # a side effect before the starts: they wait for it
+    assert order(start_collectives_early(g), names) == ["a", "Effect", "w1", "s1", "w2", "s2", "b"]

@@ -70,8 +70,9 @@ def test_uncaught_exception_ends_the_job_and_names_the_rank():
     assert seconds < 10, seconds
 
 
-def test_stalled_rank_times_out_naming_the_collective():
-    code, _, err, seconds = launch("faults.py", "stall", timeout=40)
+@pytest.mark.parametrize("fault", ["stall", "stall_async"])
+def test_stalled_rank_times_out_naming_the_collective(fault):
+    code, _, err, seconds = launch("faults.py", fault, timeout=40)
     assert code != 0
     assert "all_reduce #2 on WORLD (rank 0 of 2; tensor (4,) float32, SUM): timed out" in err, err
     assert seconds < 10, seconds  # the stalled rank sleeps 30 s: the job must not wait for it

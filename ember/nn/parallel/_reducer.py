@@ -12,12 +12,19 @@ its gradients are final, while backward still runs.
   writes the averages back into ``.grad``. With ``find_unused_parameters``, a parameter that
   got no gradient on this rank counts as zeros, and one no rank used keeps ``grad = None``;
   without it, such a parameter is an error naming it.
+- Eager buckets run on the group's communication thread (``ember.distributed._thread``: a
+  blocking ``Allreduce`` on a second communicator, which moves while backward computes; a
+  non-blocking ``Iallreduce`` would move only inside MPI calls).
 - Inside ``ember.compile`` (the gradients are symbolic) the same hooks record the buckets as
-  graph ops instead: a concatenation, an ``AllReduce`` op (a side effect: it keeps its place
-  among the graph's collectives, so every rank runs them in the same order) and in-place copies
-  back into ``.grad``, which the compiled step writes back like any gradient. A parameter that
-  gets no gradient in the traced step is an error there (which parameters every rank used is
-  known only when the graph runs, and ``grad = None`` cannot depend on it).
+  graph ops instead: per bucket an ``AllReduceStart`` (it concatenates the gradients and starts
+  the average on the communication thread; a side effect: it keeps its place among the graph's
+  collectives, so every rank runs them in the same order) and, once backward is traced, an
+  ``AllReduceWait`` reading its token and in-place copies back into ``.grad``, which the
+  compiled step writes back like any gradient. The optimizer pass
+  ``start_collectives_early`` moves each start up to where its gradients can be made (the
+  traced backward makes every weight gradient last), so the rest of backward overlaps it. A
+  parameter that gets no gradient in the traced step is an error there (which parameters
+  every rank used is known only when the graph runs, and ``grad = None`` cannot depend on it).
 - ``join()`` (``distributed.py``): a rank out of inputs calls ``shadow`` once per iteration the
   others still take: all-reduces of zeros in the same buckets, with the same op (and the
   used-flags with ``find_unused_parameters``). ``divisor`` (set per forward inside ``join``
@@ -104,10 +111,14 @@ class Reducer:
             return self._launch_traced(b)
         p0 = b.params[0]
         xp = p0.device.xp
-        flat = xp.zeros(b.numel, p0._data.dtype)
-        for p, off in zip(b.params, b.offsets):
-            if p._grad is not None:
-                flat[off : off + p._data.size] = p._grad._data.reshape(-1)
+        grads = [p._grad for p in b.params]
+        if all(g is not None and g._data.dtype == p0._data.dtype for g in grads):
+            flat = xp.concatenate([g._data.reshape(-1) for g in grads])  # one pass
+        else:  # a parameter with no gradient (find_unused_parameters) counts as zeros
+            flat = xp.zeros(b.numel, p0._data.dtype)
+            for p, off in zip(b.params, b.offsets):
+                if p._grad is not None:
+                    flat[off : off + p._data.size] = p._grad._data.reshape(-1)
         b.flat = Tensor._make(flat)
         b.work = all_reduce(b.flat, self._op(), self.group, async_op=True)
 
@@ -155,18 +166,24 @@ class Reducer:
             b.flat = b.work = None
 
     def _launch_traced(self, b: _Bucket) -> None:
-        """Record bucket ``b``'s average as graph ops (see the module docstring)."""
-        from ...distributed.ops import AllReduce
-        from ...functions.shape.joining import cat
+        """Record the start of bucket ``b``'s average as a graph op (see the module
+        docstring); ``_write_traced`` records its wait."""
+        from ...distributed.ops import AllReduceStart
         from ...ops.base import apply
 
         with _config.no_grad():
-            flat = cat([p._grad.reshape(-1) for p in b.params])
-            b.flat = apply(AllReduce(self.group, int(ReduceOp.AVG)), flat)
+            b.flat = apply(
+                AllReduceStart(self.group, int(ReduceOp.AVG)), *[p._grad for p in b.params]
+            )
 
     def _write_traced(self) -> None:
+        from ...distributed.ops import AllReduceWait
+        from ...ops.base import apply
+
         with _config.no_grad():
             for b in self.buckets:
+                token = b.flat
+                b.flat = apply(AllReduceWait(b.numel, b.params[0].dtype), token)
                 for p, off in zip(b.params, b.offsets):
                     avg = b.flat[off : off + p._data.size].reshape(p.shape)
                     p._grad.copy_(avg)

@@ -1,8 +1,9 @@
 """2-rank DDP under ``ember.compile``: a compiled SGD-momentum step (forward, backward with the
 bucketed all-reduces, ``step()``) gives the weights of the eager 2-rank step and of PyTorch
 training 1 process on the combined batch: NumPy's closed-form gradients of the 2-layer net
-and PyTorch's SGD rule (1e-5); the buffer broadcast runs on every call. (NumPy, not torch:
-importing torch costs each rank ~10 s here.)
+and PyTorch's SGD rule (1e-5); the buffer broadcast runs on every call; the graph that runs
+starts each bucket's all-reduce before the next bucket's backward work and waits after.
+(NumPy, not torch: importing torch costs each rank ~10 s here.)
 """
 
 import numpy as np
@@ -87,7 +88,20 @@ for i in range(5):
         np.testing.assert_allclose(p.detach().numpy(), r, 1e-5, 1e-5, what)
 assert compiled.traces == 2, compiled.traces  # the momentum buffers appear after step 1
 ops = [type(n.op).__name__ for n in compiled.graph.nodes]
-assert ops.count("AllReduce") == len(ddp.reducer.buckets) > 2, ops
+assert ops.count("AllReduceStart") == ops.count("AllReduceWait") == len(ddp.reducer.buckets) > 2
+assert "AllReduce" not in ops, ops
+# the graph that runs starts each bucket's all-reduce before the backward work of the next
+# bucket (passes.start_collectives_early) and waits for them all only after the last start
+nodes = compiled.optimized_graph.nodes
+at = {n.output.id: i for i, n in enumerate(nodes)}
+starts = [i for i, n in enumerate(nodes) if type(n.op).__name__ == "AllReduceStart"]
+waits = [i for i, n in enumerate(nodes) if type(n.op).__name__ == "AllReduceWait"]
+assert len(starts) == len(waits) == len(ddp.reducer.buckets) and max(starts) < min(waits)
+for k in range(len(starts) - 1):
+    made = [at[x.id] for x in nodes[starts[k + 1]].inputs if x.id in at]
+    assert max(made) > starts[k], (k, starts, made)  # bucket k+1's gradient is made after
+matmuls = [i for i, n in enumerate(nodes) if type(n.op).__name__ == "MatMul"]
+assert starts[0] < max(matmuls), (starts, matmuls)
 
 # the same weights on every rank, bit for bit
 flat = ember.cat([p.detach().reshape(-1) for p in net.parameters()])
@@ -99,5 +113,5 @@ assert ember.equal(both[0], both[1])
 with ddp.no_sync():
     compiled(xs, ys)
 assert compiled.traces == 3, compiled.traces
-assert "AllReduce" not in [type(n.op).__name__ for n in compiled.graph.nodes]
+assert "AllReduceStart" not in [type(n.op).__name__ for n in compiled.graph.nodes]
 print(f"rank {R}: compiled DDP == eager DDP == 1-rank NumPy", flush=True)

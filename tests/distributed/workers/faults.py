@@ -2,6 +2,8 @@
 
 - ``raise``: rank 1 raises while rank 0 waits in an all_reduce;
 - ``stall``: rank 1 sleeps; rank 0's all_reduce times out (timeout=1.5 s) naming it;
+- ``stall_async``: the same with ``async_op=True`` (the all-reduce runs on the group's
+  communication thread; ``wait()`` raises naming it);
 - ``mismatch``: with EMBER_DISTRIBUTED_DEBUG=1 the ranks all-reduce different shapes;
 - ``exit``: rank 1 calls sys.exit(3) while rank 0 waits in a barrier;
 - ``SIGKILL`` / ``SIGSEGV``: rank 1 sends itself that signal while rank 0 waits in an
@@ -17,7 +19,7 @@ import ember
 import ember.distributed as dist
 
 fault = sys.argv[1]
-dist.init_process_group("gloo", timeout=1.5 if fault == "stall" else 60)
+dist.init_process_group("gloo", timeout=1.5 if fault.startswith("stall") else 60)
 R = dist.get_rank()
 dist.barrier()
 if fault == "raise":
@@ -28,6 +30,10 @@ elif fault == "stall":
     if R == 1:
         time.sleep(30)
     dist.all_reduce(ember.ones(4))
+elif fault == "stall_async":
+    if R == 1:
+        time.sleep(30)
+    dist.all_reduce(ember.ones(4), async_op=True).wait()
 elif fault == "mismatch":
     dist.all_reduce(ember.ones(3 + R))
 elif fault == "exit":
