@@ -41,25 +41,28 @@ a few times the rounding of one direct sum; measured max error relative to the o
 value against a float64 reference 1.5-3.1e-7 (forward and input gradient, 32-64 channels),
 PyTorch's float32 (oneDNN) 1.5-7.5e-7 on the same inputs; float64 ~4e-16.
 
-Measured (2-core AVX-512 machine shared with other jobs, load average 4-30; float32, 64
-images, one process alternating with today's path (im2col + GEMM with numba's gather, or the
-numba scatter of the input gradient), best of repeats), today / Winograd per call:
+Measured on this project's 2-core AVX2 machine (float32, one process alternating with the
+im2col path: im2col + GEMM with numba's gather, or the numba scatter of the input gradient;
+best of repeats), im2col / Winograd per call. One BLAS thread, 64 images (machine shared with
+other jobs, load 4-30):
 
     one BLAS thread       forward (grad mode)   input gradient   forward + weight gradient
-    32 -> 32, 8x8         1.37-1.52x            1.34-1.44x       1.12-1.31x
-    32 -> 64, 4x4         1.08-1.25x            1.06-1.09x       1.14-1.21x
-    64 -> 64, 4x4         1.38-1.69x            1.41-1.83x       1.37-1.57x
-    64 -> 64, 32x32       1.51x                 2.43x            1.26x
+    32 -> 32, 8x8         1.37-1.52x            1.34-1.44x       1.12-1.31x (quiet: 1.21x)
+    32 -> 64, 4x4         1.08-1.25x            1.06-1.09x       1.14-1.21x (quiet: 1.26x)
+    64 -> 64, 4x4         1.38-1.69x            1.41-1.83x       1.37-1.57x (quiet: 1.47x)
+    64 -> 64, 32x32       1.51x                 2.43x            1.26x      (quiet: 1.55x)
     1 -> 32, 8x8          0.13x                 0.07x
-    two BLAS threads      0.81-1.15x            0.74-1.15x       0.77-0.98x (64x64x32x32:
-                                                                 1.05x, 0.62x, 0.71x)
 
-(the forward pass in grad mode keeps im2col's patches for the weight gradient; Winograd's
-forward + weight gradient keeps its V instead.) So the overrides take it with one BLAS thread
-only, for the shapes ``pays`` names; and the forward pass only while no gradient is recorded,
-since the weight gradient has no Winograd override yet (``grad_weight3x3`` is here and tested;
-with the im2col patches to gather again for the weight gradient a Winograd forward pass lost,
-0.82-1.02x).
+Two BLAS threads, quiet machine (no other job), forward without gradient recording / input
+gradient / forward + weight gradient: 64x64x32x32 -> 64 1.19-1.60x / 1.46-1.82x / 1.31x; the
+digits model's 64-image layers 0.76-1.21x / 0.63-1.43x / 0.74-0.95x. The 16 products are small
+and gain nothing from the second BLAS thread (16 products of 1024x32 by 32x32: 566 us with two
+threads, 535 us with one), while im2col's one large product gains 1.4x. So ``pays`` asks for
+2^19 multiply-adds per product with one BLAS thread and 2^24 with more.
+
+A forward pass while gradients are recorded keeps its transformed tiles ``V`` for the weight
+gradient (``conv3x3(keep=True)``, held by ``ember.ops.conv``'s ``_keep`` as im2col's patches
+are), and the weight gradient's override runs ``grad_weight3x3`` from them.
 """
 
 from __future__ import annotations
@@ -326,6 +329,11 @@ def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
 # Smallest product measured faster: tiles * C * O multiply-adds per transform position
 # (64 images of 32 -> 64 channels on 4x4 maps: 256 tiles * 32 * 64).
 MIN_WORK = 1 << 19
+# With more BLAS threads: where im2col's one large product gains from them and the 16 small
+# ones do not (measured on 2 cores, quiet machine, im2col / Winograd: 64x64x32x32 -> 64
+# forward 1.19-1.60x, input gradient 1.46-1.82x, forward + weight gradient 1.31x; the digits
+# model's 64-image layers, 2^20 per product, 0.63-1.43x and 0.74-0.95x).
+MIN_WORK_THREADED = 1 << 24
 
 
 def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
@@ -334,18 +342,16 @@ def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
     channels and size).
 
     The 16 products save 5/9 of im2col's multiply-adds while the transforms cost memory passes
-    over ``c + o`` channels per tile, so the saving grows with ``c * o / (c + o)``: with one
-    BLAS thread Winograd wins from 32 -> 32 and 32 -> 64 channels on (the digits model's 8x8
-    and 4x4 maps, 64 images: 1.06-1.8x per call; 64x64x32x32: 1.5x forward, 2.4x input
-    gradient) and loses 7x with one input channel. With two BLAS threads on this 2-core
-    machine the 16 small products gain little from the second thread while one large product
-    does, and the serial transforms compete with BLAS's threads: the figures went both ways
-    (0.74-1.15x on the small maps, 0.62x for the 64x64x32x32 input gradient), so there it
-    stays im2col.
+    over ``c + o`` channels per tile, so the saving grows with ``c * o / (c + o)``; with one
+    input channel Winograd loses 7x. With one BLAS thread it wins from 2^19 multiply-adds per
+    product (the digits model's 32 -> 32 and 32 -> 64 layers, 64 images); with more BLAS
+    threads im2col's one large product gains from them and the 16 small ones do not, so it
+    takes 2^24 (64 images of 64 -> 64 channels on 32x32 maps: see the module's figures).
     """
-    if not (ENABLED and _ONE_THREAD) or c * o < 16 * (c + o):
+    if not ENABLED or c * o < 16 * (c + o):
         return False
-    return n * ((ho + 1) // 2) * ((wo + 1) // 2) * c * o >= MIN_WORK
+    work = n * ((ho + 1) // 2) * ((wo + 1) // 2) * c * o
+    return work >= (MIN_WORK if _ONE_THREAD else MIN_WORK_THREADED)
 
 
 def _tiles(h: int, w: int, padding) -> tuple:

@@ -629,18 +629,25 @@ class Conv2dGradWeight(Op):
 
 def _conv2d_winograd(op, xp, x, w):
     """Conv2d by Winograd F(2x2, 3x3) (``_winograd``) where it applies and measured faster,
-    else NotImplemented. Not for a forward pass while gradients are recorded: im2col's keeps
-    its patches for the weight gradient, which has no Winograd path (with patches to gather
-    again, a Winograd forward pass lost: 0.82-1.02x for forward + weight gradient)."""
+    else NotImplemented. A forward pass while gradients are recorded keeps its transformed
+    input tiles for the weight gradient (``_conv2d_grad_weight_cpu``), as im2col keeps its
+    patches: the two take the same ``pays`` decision, so a layer's forward pass and weight
+    gradient go the same way."""
     if not _winograd.applies(w.shape[2:], op.stride, op.dilation, op.groups, x, w):
-        return NotImplemented
-    if op._slot == "cols" and state.grad_enabled:  # not the input gradient's (_GradInputConv)
         return NotImplemented
     n, c, h, wd = x.shape
     ho, wo = h + 2 * op.padding[0] - 2, wd + 2 * op.padding[1] - 2
     if not _winograd.pays(n, c, w.shape[0], ho, wo):
         return NotImplemented
-    return _winograd.conv3x3(xp, x, w, op.padding)
+    if op._slot != "cols" or not state.grad_enabled:  # the input gradient's, or no_grad
+        return _winograd.conv3x3(xp, x, w, op.padding)
+    out = _winograd.conv3x3(xp, x, w, op.padding, keep=True)
+    if out is NotImplemented:
+        return out
+    y, v = out
+    if v is not None:
+        _keep(x, ("winograd", op.padding), v)
+    return y
 
 
 @overrides.register(Conv2d, "cpu")
@@ -690,6 +697,22 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
     out = xp.zeros((n, h + 2 * ph, wd + 2 * pw, c), dtype=g.dtype)
     mod.scatter(cols, out, sh, sw, dh, dw)
     return out[:, ph : ph + h, pw : pw + wd].transpose(0, 3, 1, 2)
+
+
+@overrides.register(Conv2dGradWeight, "cpu")
+def _conv2d_grad_weight_cpu(op, xp, x, g):
+    """The weight gradient by Winograd (``_winograd.grad_weight3x3``) where the forward pass
+    took it (the same ``pays``), from the transformed tiles that pass kept when it still holds
+    them; NotImplemented (im2col, reusing the forward pass's patches) elsewhere."""
+    o, c, kh, kw = op.w_shape
+    n, _, ho, wo = g.shape
+    if not (
+        _winograd.applies((kh, kw), op.stride, op.dilation, op.groups, x, g)
+        and _winograd.pays(n, c, o, ho, wo)
+    ):
+        return NotImplemented
+    v = _recall(x, ("winograd", op.padding))
+    return _winograd.grad_weight3x3(xp, x, g, op.padding, v)
 
 
 # -- CUDA overrides: cuDNN graphs where the frontend serves the call, else the forwards above ---

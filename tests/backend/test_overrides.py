@@ -17,6 +17,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember.backend import overrides
+from ember.ops import _winograd
 from ember.ops import conv as C
 from ember.ops import elementwise as ew
 from ember.ops import norm as Nm
@@ -306,6 +307,14 @@ CPU_OP_CASES = {
         (ew.ReluGrad(), tuple(_last(a) for a in _relu_grad_inputs(F64, (2, 3, 4, 5))), 0.0),
         (ew.ReluGrad(), _relu_grad_inputs(np.float32, (7,)), 0.0),
     ],
+    "ember.ops.conv.Conv2dGradWeight": [  # Winograd (opened to small products in the test)
+        (C.Conv2dGradWeight((32, 32, 3, 3), *_P1), (_rand(2, 32, 6, 6), _rand(2, 32, 6, 6)), 1e-4),
+        (
+            C.Conv2dGradWeight((40, 32, 3, 3), (1, 1), (0, 0), (1, 1), 1),
+            (_last(_rand(2, 32, 7, 5, dtype=F64)), _rand(2, 40, 5, 3, dtype=F64)),
+            1e-12,
+        ),
+    ],
     "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
         (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),
         (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),
@@ -329,6 +338,9 @@ def test_cpu_override_matches_the_forward(name, monkeypatch):  # the optimizers'
     from ember.backend import jit as _jit
 
     monkeypatch.setattr(_jit, "_mode", "sync" if _jit.mode() == "auto" else _jit.mode())
+    if name == "ember.ops.conv.Conv2dGradWeight":  # Winograd's policy: open to small products
+        monkeypatch.setattr(_winograd, "_ONE_THREAD", True)
+        monkeypatch.setattr(_winograd, "MIN_WORK", 0)
     fn = overrides.registered("cpu")[name]
     for op, arrays, tol in {**OP_CASES, **CPU_OP_CASES}[name]:
         want = op.forward(np, *arrays)

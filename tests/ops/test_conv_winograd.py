@@ -147,8 +147,7 @@ def test_input_gradient(case, winograd, monkeypatch):
 
 @pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
 def test_weight_gradient(case, winograd):
-    """``grad_weight3x3`` (not wired to an override yet), from the forward pass's kept tiles
-    and from the input alone."""
+    """``grad_weight3x3``, from the forward pass's kept tiles and from the input alone."""
     n, c, o, h, w, p, layout, dtype = case
     x, wt, g = _inputs(*case)
     _, v = W.conv3x3(np, x, wt, (p, p), keep=True)
@@ -209,8 +208,7 @@ def test_declines_by_policy(winograd, monkeypatch):
     x, wt, g = _inputs(2, 32, 32, 8, 8, 1, "last", np.float32)
     op = C.Conv2d((1, 1), (1, 1), (1, 1), 1)
     assert not _declines(op, x, wt, monkeypatch)
-    # a forward pass while gradients are recorded: im2col keeps patches for the weight gradient
-    assert _declines(op, x, wt, monkeypatch, grad=True)
+    assert not _declines(op, x, wt, monkeypatch, grad=True)  # keeps its tiles for dw
     assert not _declines(C._GradInputConv((1, 1), (1, 1), (1, 1), 1), x, wt, monkeypatch, True)
     assert _declines(op, x, wt.astype(np.float64), monkeypatch)  # mixed dtypes
     gi = C.Conv2dGradInput(x.shape, (1, 1), (3, 3), (1, 1), 1)  # padding 3: no "full" padding
@@ -218,7 +216,7 @@ def test_declines_by_policy(winograd, monkeypatch):
     before = len(winograd)
     C._conv2d_grad_input_cpu(gi, np, g3, wt)
     assert len(winograd) == before
-    for attr, value in (("ENABLED", False), ("_ONE_THREAD", False), ("MIN_WORK", 1 << 40)):
+    for attr, value in (("ENABLED", False), ("MIN_WORK", 1 << 40)):
         with monkeypatch.context() as m:
             m.setattr(W, attr, value)
             assert _declines(op, x, wt, monkeypatch), attr
@@ -238,5 +236,36 @@ def test_policy_serves_the_measured_shapes(monkeypatch):
     assert W.pays(64, 64, 64, 32, 32)
     assert not W.pays(64, 1, 32, 8, 8) and not W.pays(1, 64, 64, 4, 4)
     assert not W.pays(64, 8, 8, 32, 32)
-    monkeypatch.setattr(W, "_ONE_THREAD", False)
-    assert not W.pays(64, 64, 64, 32, 32)
+    monkeypatch.setattr(W, "_ONE_THREAD", False)  # more BLAS threads: only large products
+    assert W.pays(64, 64, 64, 32, 32)
+    assert not W.pays(64, 32, 32, 8, 8) and not W.pays(64, 64, 64, 4, 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kept", [True, False], ids=["tiles kept", "tiles evicted"])
+def test_training_step_takes_winograd_for_all_three(dtype, kept, winograd, monkeypatch):
+    """A recorded forward pass keeps its transformed tiles and the weight gradient's override
+    reads them (or transforms the input again once they were evicted); the Conv2d layer's
+    output and both gradients equal PyTorch's."""
+    import ember
+
+    if not kept:
+        monkeypatch.setattr(C, "KEEP_BYTES", 0)
+    x, wt, g = _inputs(2, 32, 40, 6, 8, 1, "last", dtype)
+    ex, ew = ember.from_numpy(x).requires_grad_(), ember.from_numpy(wt).requires_grad_()
+    y = ember.nn.functional.conv2d(ex, ew, padding=1)
+    assert len(winograd) == 1  # the forward pass
+    tiles = []
+    real = W.grad_weight3x3
+    monkeypatch.setattr(W, "grad_weight3x3", lambda *a: tiles.append(a[-1]) or real(*a))
+    y.backward(ember.from_numpy(g))
+    assert len(winograd) == 2  # and the input gradient
+    assert len(tiles) == 1 and (tiles[0] is not None) == kept  # the weight gradient
+    tx = torch.tensor(x.astype(np.float64), requires_grad=True)
+    tw = torch.tensor(wt.astype(np.float64), requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, padding=1)
+    ty.backward(torch.tensor(g.astype(np.float64)))
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    for got, ref in ((y, ty), (ex.grad, tx.grad), (ew.grad, tw.grad)):
+        assert got.detach().numpy().dtype == dtype
+        assert _rel(got.detach().numpy(), ref.detach().numpy()) < tol
