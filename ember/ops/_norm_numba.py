@@ -226,16 +226,22 @@ F = (types.float32, types.float64)
 OPTS = dict(cache=True, nogil=True, fastmath=True, error_model="numpy")
 
 
+@njit(**OPTS)
+def row_mean(x, i, t):
+    # row i's mean, summed in float64, rounded to x's dtype through t[0]
+    s = 0.0
+    for j in range(x.shape[1]):
+        s += x[i, j]
+    t[0] = s / x.shape[1]
+    return t[0]
+
+
 @njit([types.void(r2(t), types.float64, w2(t)) for t in F], **OPTS)
 def layer_norm(x, eps, y):
     rows, n = x.shape
     t = np.empty(2, x.dtype)  # the row's coefficients in x's dtype
     for i in range(rows):
-        s = 0.0
-        for j in range(n):
-            s += x[i, j]
-        t[0] = s / n
-        m = t[0]
+        m = row_mean(x, i, t)
         q = 0.0
         for j in range(n):
             d = x[i, j] - m
@@ -251,11 +257,7 @@ def layer_norm_grad(g, x, eps, dx):
     rows, n = x.shape
     t = np.empty(4, x.dtype)
     for i in range(rows):
-        s = 0.0
-        for j in range(n):
-            s += x[i, j]
-        t[0] = s / n
-        m = t[0]
+        m = row_mean(x, i, t)
         q = 0.0
         sg = 0.0
         sgc = 0.0
