@@ -131,6 +131,23 @@ def module(name: str, source: str):
     return None if k is None or k.fn is None else k.module
 
 
+FLOATS = ("float32", "float64")  # the dtypes the ops' numba kernels are compiled for
+
+
+def float_module(name: str, source: str, *dtypes):
+    """``module(name, source)`` for kernels compiled for float32 and float64 signatures: None
+    unless ``dtypes`` (NumPy dtypes) are all float32 or all float64.
+
+    >>> import numpy as np
+    >>> float_module("twice", HEADER, np.dtype(np.int64)) is None
+    True
+    """
+    d = dtypes[0]
+    if d.name not in FLOATS or any(e != d for e in dtypes[1:]):
+        return None
+    return module(name, source)
+
+
 def wait(timeout: float | None = None) -> bool:
     """Block until every requested kernel is compiled (or failed); False on timeout."""
     for k in list(_kernels.values()):

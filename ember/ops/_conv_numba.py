@@ -22,7 +22,7 @@ other than float32 and float64, and while the module compiles in the background
 
 from __future__ import annotations
 
-import numpy as np
+from ..backend import jit as _jit
 
 SOURCE = """
 import numpy as np
@@ -95,17 +95,11 @@ def scatter(cols, out, sh, sw, dh, dw):
 kernel = gather
 """
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def kernels(dtype):
     """The compiled module (``gather``) when numba serves ``dtype`` and the module is ready;
     else None (the caller runs NumPy)."""
-    if dtype not in _DTYPES:
-        return None
-    from ..backend import jit as _jit
-
-    return _jit.module("conv_gather", SOURCE)
+    return _jit.float_module("conv_gather", SOURCE, dtype)
 
 
 def filler(mod):

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import jit as _jit
+
 SOURCE = """
 import numpy as np
 from numba import njit, types
@@ -324,28 +326,18 @@ def affine_sums(g, y, out):
 kernel = layer_norm
 """
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def row_kernels(dtype):
     """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``, ``affine``,
-    ``affine_sums``) when numba serves
-    ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
-    if dtype not in _DTYPES:
-        return None
-    from ..backend import jit as _jit
-
-    return _jit.module("layernorm", ROWS_SOURCE)
+    ``affine_sums``) when numba serves ``dtype`` and the module is ready; else None (the caller
+    runs NumPy)."""
+    return _jit.float_module("layernorm", ROWS_SOURCE, dtype)
 
 
 def kernels(dtype):
     """The compiled module (``moments``, ``normalize``, ``sums``, ``grad_input``) when numba
     serves ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
-    if dtype not in _DTYPES:
-        return None
-    from ..backend import jit as _jit
-
-    return _jit.module("batchnorm", SOURCE)
+    return _jit.float_module("batchnorm", SOURCE, dtype)
 
 
 def _last_axes(nd: int) -> tuple:

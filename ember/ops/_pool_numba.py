@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import jit as _jit
+
 SOURCE = """
 import numpy as np
 from numba import njit, types
@@ -175,18 +177,11 @@ def exact_scatter(g, x, last, out):
                         out[b, ch, 2 * i + 1, 2 * j + 1] = gv if p == 3 else z
 """
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def kernels(*dtypes):
     """The compiled module (``kernel``, ``scatter``) when numba serves ``dtypes``
     (all float32 or all float64) and the module is ready; else None (the caller runs NumPy)."""
-    d = dtypes[0]
-    if d not in _DTYPES or any(e != d for e in dtypes):
-        return None
-    from ..backend import jit as _jit
-
-    return _jit.module("maxpool", SOURCE)
+    return _jit.float_module("maxpool", SOURCE, *dtypes)
 
 
 def memory(x):

@@ -41,8 +41,6 @@ def kernel(g, y, out):
 """
 )
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def kernels(dtype):
     """The compiled module (``relu``, ``kernel``) when numba serves ``dtype`` and it is ready,
@@ -51,9 +49,7 @@ def kernels(dtype):
     >>> kernels(np.dtype(np.int64)) is None
     True
     """
-    if dtype not in _DTYPES:
-        return None
-    return _jit.module("relu", SOURCE)
+    return _jit.float_module("relu", SOURCE, dtype)
 
 
 def _dense(fn, *arrays):

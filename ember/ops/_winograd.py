@@ -70,6 +70,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _config
+from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
 
 SOURCE = """
@@ -290,7 +291,6 @@ def weight_back_tf(du, dw):
 kernel = input_tf
 """
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Transformed tiles per block: the (16, tiles, C) input and (16, tiles, O) product stay within
 # about this many bytes each, so a large batch goes through in blocks of images.
@@ -299,11 +299,7 @@ BLOCK_BYTES = 8 << 20
 
 def kernels(dtype):
     """The compiled transforms when numba serves ``dtype`` and they are ready, else None."""
-    if dtype not in _DTYPES:
-        return None
-    from ..backend import jit as _jit
-
-    return _jit.module("conv_winograd", SOURCE)
+    return _jit.float_module("conv_winograd", SOURCE, dtype)
 
 
 ENABLED = True  # False: every convolution takes im2col + GEMM (A/B benchmarks, tests)
@@ -321,7 +317,7 @@ def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
         and tuple(dilation) == (1, 1)
         and groups == 1
         and a.dtype == w.dtype
-        and a.dtype in _DTYPES
+        and a.dtype.name in _jit.FLOATS
         and type(a) is np.ndarray
     )
 
