@@ -196,9 +196,10 @@ kernel = moments
 
 # Layer normalization (``LayerNormalize`` and ``LayerNormGradInput``) on C-contiguous
 # (rows, n) views: each row is read from memory once (it stays in cache for the later passes)
-# and written once. Row sums accumulate in float64 for float32 data too. ``affine`` and
-# ``affine_sums`` (the ``Affine`` / ``AffineSums`` ops: layer and group norm's weight and bias)
-# work on (A, C, L) views with one parameter per C.
+# and written once. Row sums accumulate in float64 for float32 data too. ``affine_sums`` (the
+# ``AffineSums`` op: layer and group norm's weight and bias gradients) works on (A, C, L) views
+# with one parameter per C; ``Affine`` itself is batch norm's ``normalize`` (per-channel scale
+# and shift).
 ROWS_SOURCE = """
 import numpy as np
 from numba import njit, types
@@ -279,22 +280,6 @@ def layer_norm_grad(g, x, eps, dx):
 
 
 
-@njit([types.void(r3(t), r1(t), r1(t), w3(t)) for t in F], **OPTS)
-def affine(y, w, b, out):
-    # y (A, C, L); w, b (C,)
-    na, nc, nl = y.shape
-    if nl == 1:
-        for i in range(na):
-            for c in range(nc):
-                out[i, c, 0] = y[i, c, 0] * w[c] + b[c]
-    else:
-        for i in range(na):
-            for c in range(nc):
-                wc, bc = w[c], b[c]
-                for j in range(nl):
-                    out[i, c, j] = y[i, c, j] * wc + bc
-
-
 @njit([types.void(r3(t), r3(t), w2(t)) for t in F], **OPTS)
 def affine_sums(g, y, out):
     # out (2, C): [sum over A and L of g * y, of g], accumulated in float64
@@ -328,9 +313,8 @@ kernel = layer_norm
 
 
 def row_kernels(dtype):
-    """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``, ``affine``,
-    ``affine_sums``) when numba serves ``dtype`` and the module is ready; else None (the caller
-    runs NumPy)."""
+    """The compiled layer-norm module (``layer_norm``, ``layer_norm_grad``, ``affine_sums``)
+    when numba serves ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
     return _jit.float_module("layernorm", ROWS_SOURCE, dtype)
 
 

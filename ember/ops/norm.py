@@ -627,15 +627,19 @@ def _layer_norm_cpu(op, xp, x):
 
 @register(Affine, "cpu")
 def _affine_cpu(op, xp, y, *wb):
-    mod = _norm_numba.row_kernels(y.dtype) if y.size else None
+    """Batch norm's ``normalize`` kernel (per-channel ``y * scale + shift``) on the (A, C, L)
+    view, as (A, 1, C) channels-last when L is 1 (layer norm's parameters span the rows)."""
+    mod = _norm_numba.kernels(y.dtype) if y.size else None
     if mod is None or any(p.dtype != y.dtype for p in wb):
         return NotImplemented
     y3, w, b = op.params(np, np.ascontiguousarray(y), wb)
-    c = y3.shape[1]
+    a, c, ell = y3.shape
     w = np.ones(c, y.dtype) if w is None else np.ascontiguousarray(w.reshape(-1))
     b = np.zeros(c, y.dtype) if b is None else np.ascontiguousarray(b.reshape(-1))
-    out = np.empty(y3.shape, y.dtype)
-    mod.affine(y3, w, b, out)
+    last = ell == 1
+    view = y3.reshape(a, 1, c) if last else y3
+    out = np.empty(view.shape, y.dtype)
+    mod.normalize(view, last, w, b, out)
     return out.reshape(y.shape)
 
 

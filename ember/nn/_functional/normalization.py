@@ -128,7 +128,8 @@ def layer_norm(
     The normalization is one primitive, ``ember.ops.norm.LayerNormalize`` (biased variance, as
     PyTorch), on every device: a numba loop per row on the CPU (NumPy without numba), one fused
     kernel per row on a GPU; its backward is one op too, ``LayerNormGradInput``. The affine
-    part is ordinary ember ops.
+    part is one ``Affine`` op (``AffineSums`` backward) where the parameters have the input's
+    dtype and exactly ``normalized_shape``, else ordinary ember ops (their promotion rules).
 
     >>> import ember
     >>> import ember.nn.functional as F
@@ -161,9 +162,10 @@ def group_norm(
 
     The normalization is layer normalization of ``input`` viewed as (N, groups, C / groups *
     spatial): one ``LayerNormalize`` forward and one ``LayerNormGradInput`` backward (see
-    ``ember/ops/norm.py``); the per-channel affine part is ordinary ember ops, whose gradient
-    (``g * weight``) reaches ``LayerNormGradInput`` first, so a weight varying within a group
-    is handled by the chain rule.
+    ``ember/ops/norm.py``); the per-channel affine part is one ``Affine`` op (or ordinary
+    ember ops where the parameters' dtype or shape differ), whose gradient (``g * weight``)
+    reaches ``LayerNormGradInput`` first, so a weight varying within a group is handled by the
+    chain rule.
 
     >>> import ember
     >>> import ember.nn.functional as F
