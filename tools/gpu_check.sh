@@ -4,6 +4,7 @@
 # cnn (digits) and resnet18 (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU
 # benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
 # Every step has its own time limit; together at most 520 s (one device call is 600 s at most).
+# ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
 set -u
 base=${OUT:-gpu-logs}
 out=$base/logs  # bundled into $base/logs.tgz at the end: the device tool returns at most 8 files
@@ -22,6 +23,7 @@ summary="$out/summary.log"
 step() {  # step NAME SECONDS COMMAND...: run with a limit, log it, summarise it
     local name=$1 limit=$2 start rc
     shift 2
+    if [[ -n "${ONLY:-}" && ! "$name" =~ ^($ONLY)$ ]]; then return; fi
     echo "== $name (limit ${limit}s): $*" >> "$summary"
     start=$(date +%s)
     timeout "$limit" "$@" > "$out/$name.log" 2>&1
@@ -34,7 +36,7 @@ nvidia-smi -L > "$summary" 2>&1
 python -c "import cupy, numpy, torch, ember; print('cupy', cupy.__version__, 'numpy',
 numpy.__version__, 'torch', torch.__version__, 'ember cuda', ember.cuda.is_available())" \
     >> "$summary" 2>&1
-python tools/make_cifar_like.py "$out/cifar" 5000 1000
+[[ -z "${ONLY:-}" || "train-resnet18" =~ ^($ONLY) ]] && python tools/make_cifar_like.py "$out/cifar" 5000 1000
 
 step tests 150 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
 step train-cnn 40 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"

@@ -117,8 +117,10 @@ def transformer(ember, torch, rows: int) -> None:
     dt = "bfloat16"
     report("torch Transformer bf16", torch, b.build(torch, b.model_for(torch, s), data, "cuda",
            dt), torch.cuda.synchronize, rows)  # fmt: skip
-    report("ember Transformer bf16 eager", torch, b.build(ember, b.model_for(ember, s), data,
-           "cuda", dt), ember.cuda.synchronize, rows)  # fmt: skip
+    eager = b.build(ember, b.model_for(ember, s), data, "cuda", dt)
+    report("ember Transformer bf16 eager", torch, eager, ember.cuda.synchronize, rows)
+    if PYTHON_PROFILE:
+        python_profile(eager, ember.cuda.synchronize, 3, 40)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c = ember.compile(b.build(ember, b.model_for(ember, s), data, "cuda", dt))
