@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import dtypes as _dt
 from .._errors import ShapeError
 from .._shape import broadcast_shapes
+from ..backend.kernels import sums as _sums
+from ..backend.overrides import register
 from .base import Op, Spec, apply
 
 
@@ -50,13 +53,19 @@ class SumTo(Op):
 
     shape: tuple
 
-    def forward(self, xp, x):
-        lead = x.ndim - len(self.shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(self.shape) if s == 1 and x.shape[lead + i] != 1
+    def axes(self, shape: tuple) -> tuple:
+        """The axes of an input of ``shape`` that are summed (kept as size 1)."""
+        lead = len(shape) - len(self.shape)
+        return tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(self.shape) if s == 1 and shape[lead + i] != 1
         )
-        out = x.sum(axis=axes, keepdims=True) if axes else x
-        return out.reshape(self.shape)
+
+    def forward(self, xp, x):
+        axes = self.axes(x.shape)
+        if not axes:
+            return x.reshape(self.shape)
+        out = _dt.widen_half(x).sum(axis=axes, keepdims=True)  # float32 sums, as Sum's
+        return out.astype(x.dtype, copy=False).reshape(self.shape)
 
     def infer(self, x):
         if broadcast_shapes("sum_to", x.shape, self.shape) != tuple(x.shape):
@@ -65,6 +74,13 @@ class SumTo(Op):
 
     def vjp(self, g, out, x):
         return (expand(g, tuple(x.shape)),)
+
+
+@register(SumTo, "cuda")
+def _sum_to_cuda(op, xp, x):
+    """A bias gradient's sum over the leading axes as one cuBLAS product (``leading_sum``)."""
+    out = _sums.leading_sum(xp, x, op.axes(x.shape), True)
+    return out if out is NotImplemented else out.reshape(op.shape)
 
 
 def sum_to(g, shape: tuple):

@@ -71,6 +71,7 @@ from .. import dtypes as _dt
 from .._errors import ShapeError
 from ..backend.kernels import batchnorm as _bn_kernels
 from ..backend.kernels import rows
+from ..backend.kernels import sums as _sums
 from ..backend.overrides import register
 from . import _norm_numba
 from .base import Op, Spec, apply
@@ -578,6 +579,18 @@ class BatchNormGradInput(Op):
             k = inner.sum(dim=dims, keepdim=True)
             dx = (-(wr * r / m) * (k * xhat + b * _project(ua, xhat, dims))).to(x.dtype)
         return (dg, dx, None, dsums) + ((dw,) if self.weight else ())
+
+
+@register(AffineSums, "cuda")
+def _affine_sums_cuda(op, xp, g, y):
+    """Layer norm's case (the parameters span the last dims): one column-sum kernel pass."""
+    a, c, ell = _abc(y.shape, op.start, op.span)
+    if ell != 1:
+        return NotImplemented
+    out = _sums.affine_sums(xp, g, y, a, c)
+    if out is NotImplemented:
+        return out
+    return out.reshape((2,) + tuple(y.shape[op.start : op.start + op.span]))
 
 
 @register(BatchMoments, "cuda")

@@ -23,6 +23,7 @@ from ember.ops import elementwise as ew
 from ember.ops import norm as Nm
 from ember.ops import pool as Pl
 from ember.ops.base import apply
+from ember.ops.broadcast import SumTo
 from ember.ops.elementwise import Exp
 from ember.ops.linalg import MatMul
 from ember.ops.norm import LayerNormalize
@@ -102,6 +103,16 @@ OP_CASES = {
         (Sum((0,), False), (_rand(40, 7),), 1e-5),
         (Sum((0, 1), True), (_rand(3, 5, 6, dtype=F64),), 1e-12),
         (Sum((0,), False), (_rand(300, 4, dtype=BF16),), 1e-2),
+    ],
+    "ember.ops.broadcast.SumTo": [
+        (SumTo((7,)), (_rand(5, 8, 7),), 1e-5),
+        (SumTo((1, 6)), (_rand(4, 3, 6, dtype=F64),), 1e-12),
+        (SumTo((4,)), (_rand(300, 4, dtype=BF16),), 1e-2),
+    ],
+    "ember.ops.norm.AffineSums": [
+        (Nm.AffineSums(2, 1), (_rand(3, 70, 37), _rand(3, 70, 37, seed=1)), 1e-4),
+        (Nm.AffineSums(1, 2), (_rand(5, 3, 4, dtype=F64), _rand(5, 3, 4, dtype=F64)), 1e-12),
+        (Nm.AffineSums(1, 1), (_rand(300, 33, dtype=BF16), _rand(300, 33, dtype=BF16)), 1e-2),
     ],
     "ember.ops.norm.BatchMoments": [
         (Nm.BatchMoments(), (_rand(4, 5) + 100,), 1e-5),

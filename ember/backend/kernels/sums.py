@@ -9,9 +9,16 @@ rounding once, as ``Sum.forward`` does. float32 takes this path only while TF32 
 matrix products (PyTorch's default), so a sum never loses precision to TF32. It goes through
 ``xp.matmul``, which a captured step (CUDA graph) replaces with a direct cuBLAS call.
 
-This is the CUDA override of ``ember.ops.reduce.Sum`` (registered there); it returns
-``NotImplemented`` for anything else (other axes, non-contiguous or integer arrays), and
-``Sum.forward`` runs.
+This is the CUDA override of ``ember.ops.reduce.Sum`` and of ``ember.ops.broadcast.SumTo``
+(registered there); it returns ``NotImplemented`` for anything else (other axes, non-contiguous
+or integer arrays), and the op's ``forward`` runs.
+
+``affine_sums`` is the CUDA override of ``ember.ops.norm.AffineSums`` where the parameters span
+the last axes (layer norm's weight and bias gradients): the two column sums ``sum g * y`` and
+``sum g`` of (rows, cols) arrays in one pass, in float32 (float64 for float64) without widening
+copies. A 256-thread block covers 32 adjacent columns (coalesced reads) and a slice of the rows
+in 8 groups; a second small kernel adds the slices' partial sums in a fixed order, so results
+are deterministic.
 
 >>> leading_sum(np, np.ones((4, 3), np.float32), (0,), False)
 NotImplemented
@@ -22,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cuda as _flags
-from . import cached, fused, served
+from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from . import conv as _conv
 from .matmul import apply_precision, state_applied
 
@@ -51,3 +58,84 @@ def leading_sum(xp, x, axis, keepdim: bool):
     out = xp.matmul(ones, x.reshape(rows, x.size // rows))
     shape = (1,) * k + x.shape[k:] if keepdim else x.shape[k:]
     return out.reshape(shape).astype(x.dtype, copy=False)
+
+
+_AFFINE_SUMS = """
+extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, long long rows_,
+                                             long long cols_, long long per_) {
+  __shared__ A s0[256];
+  __shared__ A s1[256];
+  long long rows = rows_, cols = cols_, per = per_;
+  long long tiles = (cols + 31) / 32;
+  long long tile = blockIdx.x % tiles, slice = blockIdx.x / tiles;
+  int t = threadIdx.x, lane = t % 32, group = t / 32;
+  long long c = tile * 32 + lane;
+  long long end = (slice + 1) * per < rows ? (slice + 1) * per : rows;
+  A a = 0, b = 0;
+  if (c < cols) {
+    for (long long r = slice * per + group; r < end; r += 8) {
+      A gv = ld(g[r * cols + c]);
+      a += gv * ld(y[r * cols + c]);
+      b += gv;
+    }
+  }
+  s0[t] = a; s1[t] = b;
+  __syncthreads();
+  for (int s = 128; s >= 32; s >>= 1) {
+    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
+    __syncthreads();
+  }
+  if (group == 0 && c < cols) {
+    part[(slice * cols + c) * 2] = s0[t];
+    part[(slice * cols + c) * 2 + 1] = s1[t];
+  }
+}
+
+extern "C" __global__ void ember_affine_sums_final(const A* part, A* out, long long cols_,
+                                                   long long slices_) {
+  long long cols = cols_, slices = slices_;
+  long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  A a = 0, b = 0;
+  for (long long p = 0; p < slices; ++p) {
+    a += part[(p * cols + c) * 2];
+    b += part[(p * cols + c) * 2 + 1];
+  }
+  out[c] = a;
+  out[cols + c] = b;
+}
+"""
+
+
+def _affine_kernels(xp, dtype):
+    from .rows import _IO
+
+    storage = storage_kind(dtype)
+    acc, io = _IO[storage]
+    code = f"typedef {acc} A;\n" + io + _AFFINE_SUMS
+
+    def build(name):
+        return cached(("affine_sums", storage, name), lambda: xp.RawKernel(code, name))
+
+    return build("ember_affine_sums"), build("ember_affine_sums_final")
+
+
+def affine_sums(xp, g, y, rows: int, cols: int):
+    """``AffineSums`` over the rows of (rows, cols) views of ``g`` and ``y``: the (2, cols)
+    [sum g * y, sum g] in ``y``'s dtype, accumulated in float32 (float64 for float64)."""
+    if not fused(xp) or not served(y.dtype) or g.dtype != y.dtype or y.size == 0:
+        return NotImplemented
+    g2 = xp.ascontiguousarray(g).reshape(rows, cols)
+    y2 = xp.ascontiguousarray(y).reshape(rows, cols)
+    acc = acc_dtype(y.dtype)
+    tiles = -(-cols // 32)
+    slices = max(1, min(-(-1024 // tiles), -(-rows // 64)))
+    per = -(-rows // slices)
+    part = xp.empty((slices * cols, 2), acc)
+    out = xp.empty((2, cols), acc)
+    k, final = _affine_kernels(xp, y.dtype)
+    i64 = np.int64
+    k((tiles * slices,), (256,), (raw_view(xp, g2), raw_view(xp, y2), part, i64(rows),
+      i64(cols), i64(per)))  # fmt: skip
+    final((-(-cols // 256),), (256,), (part, out, i64(cols), i64(slices)))
+    return out.astype(y.dtype, copy=False)
