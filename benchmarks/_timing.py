@@ -18,18 +18,34 @@ def time_steps(step, steps: int) -> float:
     return (time.perf_counter() - t0) / steps
 
 
-def train_step(opt, loss_fn, model, x, y):
+def train_step(opt, loss_fn, model, x, y, autocast=None):
     """A training-step closure: zero the gradients, ``loss_fn(model(x), y)``, backward, optimizer
-    step; returns the loss. Both libraries' steps are built by it, so they do the same work."""
+    step; returns the loss. Both libraries' steps are built by it, so they do the same work.
 
-    def step():
+    ``autocast`` (a zero-argument callable returning a context manager, e.g.
+    ``lambda: torch.autocast("cuda", dtype=torch.bfloat16)``) wraps the forward and the loss
+    only; backward and the optimizer step run outside it, as PyTorch's AMP recipe has it."""
+
+    if autocast is None:
+
+        def step():
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    def amp_step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        with autocast():
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss
 
-    return step
+    return amp_step
 
 
 def best_of(runs: dict, repeats: int, steps: int) -> dict:

@@ -1,20 +1,28 @@
-"""ResNet-18 training throughput on the GPU: ember vs PyTorch eager, float32 and bfloat16.
+"""ResNet-18 training throughput on the GPU: ember vs PyTorch eager, float32, bfloat16, amp, TF32.
 
 ``ember.models.resnet18(num_classes=10)`` (torchvision's layout: 7x7 stride-2 stem, max pool,
 BasicBlock [2, 2, 2, 2]) against the same architecture written in PyTorch below (no
 torchvision needed), on 3x32x32 images, batch 256: ``cross_entropy``, ``backward``, SGD
 (lr 0.1, momentum 0.9, weight decay 5e-4), BatchNorm in training mode. Both start from the
 same weights (PyTorch's, copied through ``state_dict``) and data; the first losses are checked
-to agree before timing. bfloat16 casts the model and the images (no autocast in ember: both
-libraries train fully in bfloat16). ember runs eagerly and, with ``--compiled``, also as one
-``ember.compile`` step (a CUDA graph). Chunks of steps end with a synchronize; runs
-alternate; best of repeats.
+to agree before timing (and, with ``--compiled``, the compiled step's against ember eager's).
+``--dtypes`` entries: ``float32`` (both libraries' defaults: TF32 for cuDNN, not for matmul);
+``bfloat16`` casts the model and the images (both libraries train fully in bfloat16);
+``amp_bfloat16`` keeps them float32 and runs forward + loss under ``ember.autocast`` /
+``torch.autocast`` (device type from ``--device``, dtype bfloat16; no GradScaler), backward
+and the SGD step outside it; ``tf32`` is float32 with TF32 allowed for matmul and cuDNN in both
+libraries (restored afterwards), ember's own baseline for amp. ember runs eagerly and, with
+``--compiled``, also as one ``ember.compile`` step (a CUDA graph; autocast inside the traced
+step). Chunks of steps end with a synchronize; runs alternate; best of repeats.
 
-Prints images/s of each and ember / PyTorch throughput (target >= 0.7x). Without a GPU it
-exits with a message; ``--device cpu --steps 2`` is a (slow-ish) smoke run with batch 8.
+Prints images/s of each and ember / PyTorch throughput (target >= 0.7x); with ``amp_bfloat16``
+a summary line: ember amp / torch amp eager (>= 0.7x), ember amp compiled / torch amp eager
+(>= 1.0x) and, with ``tf32`` too, ember amp / ember tf32, eager and compiled (>= 1.3x). Without
+a GPU it exits with a message; ``--device cpu --steps 2`` is a (slow-ish) smoke run with batch
+8 (autocast on the CPU uses bfloat16 too).
 
     python benchmarks/gpu_resnet18.py [--steps 20] [--repeats 3] [--batch 256]
-        [--dtypes float32,bfloat16] [--compiled] [--device cuda]
+        [--dtypes float32,bfloat16,amp_bfloat16,tf32] [--compiled] [--device cuda]
 """
 
 from __future__ import annotations
@@ -26,7 +34,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import compare_with_torch, gpu_args, require_device  # noqa: E402
+from _gpu import (  # noqa: E402
+    amp_summary,
+    autocast_for,
+    compare_with_torch,
+    gpu_args,
+    precision_flags,
+    require_device,
+    storage_dtype,
+)
 from _timing import profile, train_step  # noqa: E402
 
 CLASSES = 10
@@ -90,9 +106,10 @@ def torch_resnet18(torch):
 
 
 def build(lib, model, data, device: str, dtype_name: str):
-    dtype = getattr(lib, dtype_name)
+    stored = storage_dtype(dtype_name)
+    dtype = getattr(lib, stored)
     model.to(device)
-    if dtype_name != "float32":
+    if stored != "float32":
         model.to(dtype)
     model.train()
     opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
@@ -100,9 +117,7 @@ def build(lib, model, data, device: str, dtype_name: str):
     y = lib.from_numpy(data[1].copy()).to(device)
     ce = lib.nn.functional.cross_entropy
 
-    step = train_step(opt, ce, model, x, y)
-
-    return step
+    return train_step(opt, ce, model, x, y, autocast=autocast_for(lib, device, dtype_name))
 
 
 def main() -> None:
@@ -126,6 +141,7 @@ def main() -> None:
     )
     name = torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu"
     print(f"ResNet-18 training step, 3x32x32, batch {batch}, SGD momentum, device {dev} ({name})")
+    results = {}
     for dtype_name in args.dtypes.split(","):
         torch.manual_seed(0)
         tmodel = torch_resnet18(torch)
@@ -138,18 +154,25 @@ def main() -> None:
             m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
             return m
 
-        tol = 2e-2 if dtype_name == "float32" else 1e-1
-        best, how, estep = compare_with_torch(
-            ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
-        )
-        if args.profile:
-            profile(estep, args.steps, 25)
+        # float32 and tf32 (10-bit mantissa in the products) agree closely; bfloat16, whole or
+        # under autocast, keeps 8 bits
+        tol = 2e-2 if dtype_name in ("float32", "tf32") else 1e-1
+        with precision_flags(dtype_name, ember, torch):
+            best, how, estep = compare_with_torch(
+                ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
+            )
+            if args.profile:
+                profile(estep, args.steps, 25)
+        results[dtype_name] = best
         print(f"{dtype_name}:" + (f" (ember compiled: {how})" if how else ""))
         for key, t in best.items():
             print(f"  {key:>15}: {batch / t:9.1f} images/s ({t * 1e3:7.2f} ms/step)")
         for key in [k for k in best if k != "torch eager"]:
             ratio = best["torch eager"] / best[key]
             print(f"  {key} / torch eager throughput: {ratio:.2f}x (target >= 0.7x)")
+    line = amp_summary("ResNet-18", results)
+    if line:
+        print(line)
 
 
 if __name__ == "__main__":

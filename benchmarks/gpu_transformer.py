@@ -1,19 +1,28 @@
-"""Transformer encoder training throughput on the GPU: ember vs PyTorch eager, bfloat16 and float32.
+"""Transformer encoder training throughput on the GPU: ember vs PyTorch, bf16, fp32, amp, tf32.
 
 ``nn.TransformerEncoder`` (6 layers, width 768, 12 heads, feed-forward 3072, batch-first,
 post-norm, dropout 0 so both libraries compute the same thing) with a linear head over a
 1,000-token vocabulary, on sequences of 512 tokens, batch 16 (the shapes of the GPU-speed
 issue): embeddings in, ``cross_entropy`` over every position, ``backward``, Adam (lr 1e-4).
 Both start from the same weights (PyTorch's, copied through ``state_dict``) and data; the
-first losses must agree before timing. bfloat16 casts the model and the inputs (no autocast:
-both libraries train fully in bfloat16). ember runs eagerly and, with ``--compiled``, as one
-``ember.compile`` step. Chunks of steps end with a synchronize; runs alternate; best of repeats.
+first losses must agree before timing (and the compiled step's with ember eager's).
+``--dtypes`` entries: ``bfloat16`` casts the model and the inputs (both libraries train fully
+in bfloat16); ``float32`` (no TF32 for matmul, both libraries' default); ``amp_bfloat16`` keeps
+them float32 and runs forward + loss under ``ember.autocast`` / ``torch.autocast`` (device type
+from ``--device``, dtype bfloat16; no GradScaler), backward and Adam outside it; ``tf32`` is
+float32 with TF32 allowed for matmul and cuDNN in both libraries (restored afterwards), ember's
+own baseline for amp. ember runs eagerly and, with ``--compiled``, as one ``ember.compile`` step
+(autocast inside the traced step). Chunks of steps end with a synchronize; runs alternate; best
+of repeats.
 
-Prints tokens/s of each and ember / PyTorch throughput (targets: compiled bf16 >= 1.0x).
-Without a GPU it exits with a message; ``--device cpu --steps 1 --small`` is a smoke run.
+Prints tokens/s of each and ember / PyTorch throughput (targets: compiled bf16 >= 1.0x); with
+``amp_bfloat16`` a summary line: ember amp / torch amp eager (>= 0.7x), ember amp compiled /
+torch amp eager (>= 1.0x) and, with ``tf32`` too, ember amp / ember tf32, eager and compiled
+(>= 1.3x). Without a GPU it exits with a message; ``--device cpu --steps 1 --small`` is a smoke
+run (autocast on the CPU uses bfloat16 too).
 
-    python benchmarks/gpu_transformer.py [--steps 10] [--repeats 3] [--dtypes bfloat16,float32]
-        [--compiled] [--small] [--device cuda]
+    python benchmarks/gpu_transformer.py [--steps 10] [--repeats 3]
+        [--dtypes bfloat16,float32,amp_bfloat16,tf32] [--compiled] [--small] [--device cuda]
 """
 
 from __future__ import annotations
@@ -25,7 +34,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import compare_with_torch, gpu_args, require_device  # noqa: E402
+from _gpu import (  # noqa: E402
+    amp_summary,
+    autocast_for,
+    compare_with_torch,
+    gpu_args,
+    precision_flags,
+    require_device,
+    storage_dtype,
+)
 from _timing import train_step  # noqa: E402
 
 VOCAB = 1000
@@ -60,14 +77,15 @@ def model_for(lib, s: Shape):
 
 
 def build(lib, model, data, device: str, dtype_name: str):
-    dtype = getattr(lib, dtype_name)
+    dtype = getattr(lib, storage_dtype(dtype_name))
     model.to(device)
     model.to(dtype)
     model.train()
     opt = lib.optim.Adam(model.parameters(), lr=1e-4)
     x = lib.from_numpy(data[0].copy()).to(device).to(dtype)
     y = lib.from_numpy(data[1].copy()).to(device)
-    return train_step(opt, lib.nn.functional.cross_entropy, model, x, y)
+    ce = lib.nn.functional.cross_entropy
+    return train_step(opt, ce, model, x, y, autocast=autocast_for(lib, device, dtype_name))
 
 
 def main() -> None:
@@ -95,6 +113,7 @@ def main() -> None:
         f"Transformer encoder training step: {s.layers} layers, width {s.width}, sequence "
         f"{s.seq}, batch {s.batch}, Adam, device {dev} ({name})"
     )
+    results = {}
     for dtype_name in args.dtypes.split(","):
         torch.manual_seed(0)
         tmodel = model_for(torch, s)
@@ -105,15 +124,22 @@ def main() -> None:
             m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
             return m
 
-        tol = 1e-2 if dtype_name == "float32" else 5e-2
-        best, how, estep = compare_with_torch(
-            ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
-        )
+        # TF32 (10-bit mantissa in the products) needs a little more than float32; bfloat16,
+        # whole or under autocast, keeps 8 bits
+        tol = {"float32": 1e-2, "tf32": 2e-2}.get(dtype_name, 5e-2)
+        with precision_flags(dtype_name, ember, torch):
+            best, how, estep = compare_with_torch(
+                ember, torch, build, (tmodel, ember_model), data, dev, dtype_name, tol, args
+            )
+        results[dtype_name] = best
         print(f"{dtype_name}:" + (f" (ember compiled: {how})" if how else ""))
         for key, t in best.items():
             print(f"  {key:>15}: {tokens / t:10.0f} tokens/s ({t * 1e3:8.2f} ms/step)")
         for key in [k for k in best if k != "torch eager"]:
             print(f"  {key} / torch eager throughput: {best['torch eager'] / best[key]:.2f}x")
+    line = amp_summary("Transformer", results)
+    if line:
+        print(line)
 
 
 if __name__ == "__main__":
