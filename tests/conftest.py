@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.static import _cublas
+from ember.backend.kernels import cublas as _cublas
 
 CUDA = ember.cuda.is_available()  # a real GPU (the fake is installed only inside tests)
 FAKE_CUDA = not CUDA and os.environ.get("EMBER_TEST_FAKE_CUDA", "1") != "0"

@@ -216,7 +216,7 @@ def cupy_surface(cp) -> types.ModuleType:
     surface.clip = _bf16_through_float32(cp.clip)
     surface.round = _bf16_through_float32(cp.round)
     surface.around = _bf16_through_float32(cp.around)
-    surface.matmul = _capture_hook("matmul", _bf16_batched_matmul(cp.matmul))
+    surface.matmul = _capture_hook("matmul", _bf16_batched_matmul(cp))
     surface.asarray = _capture_hook("asarray", cp.asarray)
     surface.array = _capture_hook("array", cp.array)
     return surface
@@ -305,14 +305,23 @@ def _bits(v, like):
     return None
 
 
-def _bf16_batched_matmul(matmul):
+def _bf16_batched_matmul(cp):
     """CuPy 14.2's batched GEMM (an operand above 2-D) has no bfloat16 loop ("data type 'E' not
-    understood", seen on an H200): such products run in float32 (bfloat16 -> float32 is exact,
-    and cuBLAS accumulates bfloat16 in float32 anyway) and round back once. Chosen over one 2-D
-    GEMM per matrix, which would launch hundreds of times from Python for attention's batches."""
+    understood", seen on an H200): such products are one ``cublasGemmStridedBatchedEx`` in
+    bfloat16 with float32 accumulation, called directly (``kernels.cublas``). Where cuBLAS cannot
+    be loaded (a stand-in CuPy) or the dtypes differ, they run in float32 (bfloat16 -> float32
+    is exact) and round back once."""
+    from .kernels import cublas
+
+    matmul = cp.matmul
 
     def matmul_bf16_batches(a, b, out=None, **kwargs):
         if (a.ndim > 2 or b.ndim > 2) and (_is_bf16(a) or _is_bf16(b)) and not kwargs:
+            if a.dtype == b.dtype:
+                try:
+                    return cublas.matmul(cp, a, b, out=out)
+                except cublas.CaptureUnsupported:
+                    pass
             r = matmul(a.astype(np.float32), b.astype(np.float32))
             if out is None:
                 return r.astype(np.result_type(a.dtype, b.dtype))

@@ -35,7 +35,7 @@ whole step with one ``graph.launch()``. As in PyTorch's CUDA graphs (and ``torch
   step runs without a graph, with one warning saying why.
 - **Libraries.** CuPy refuses cuBLAS calls during capture (``@`` and ``einsum`` too, so ops
   call ``xp.matmul``), so ``xp.matmul`` is a direct ``cublasGemmEx`` call
-  (``ember.static._cublas``) while capturing; host-to-device constants
+  (``ember.backend.kernels.cublas``) while capturing; host-to-device constants
   made inside ops (``xp.asarray(0.5)``) are copied once, outside the capture, into buffers the
   graph keeps. Both replacements hold on the capturing thread only (other threads, such as a
   DataLoader's workers, keep CuPy's functions; ``ember.backend.arrays.capture_overrides``).
@@ -58,7 +58,7 @@ import warnings
 from ..backend import arrays as _arrays
 from ..backend import checks as _checks
 from ..backend import cuda as _cuda
-from ._cublas import CaptureUnsupported
+from ..backend.kernels.cublas import CaptureUnsupported
 from .ir import GraphError
 from .pytree import rebuild
 from .trace import ArrayRef, GradRef, HostRef
@@ -132,7 +132,7 @@ def _capture_patches(cp, keep: list):
     into device arrays outside the capture (kept alive in ``keep`` for the graph's lifetime).
     The replacements are this thread's only (``arrays.capture_overrides``): other threads,
     a DataLoader's workers among them, keep CuPy's functions."""
-    from . import _cublas
+    from ..backend.kernels import cublas as _cublas
 
     side = cp.cuda.Stream(non_blocking=True)
 

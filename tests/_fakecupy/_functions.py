@@ -232,19 +232,21 @@ def matmul(*args, axes=None, axis=None, keepdims=False, casting="same_kind", dty
     if len(args) != 2:
         raise TypeError(f"matmul() takes 2 arguments, got {len(args)}")
     _refuse_cublas_in_capture()
-    return cublas_matmul(*args, dtype=dtype, out=out)
+    a, b = args
+    rule = _manifest.OBSERVED["matmul_bfloat16_batched"]
+    if _manifest.BF16 in (getattr(a, "dtype", None), getattr(b, "dtype", None)) and b.ndim >= 3:
+        raise TypeError(rule["message"])
+    return cublas_matmul(a, b, dtype=dtype, out=out)
 
 
 def cublas_matmul(a, b, dtype=None, out=None):
     """A product as cuBLAS computes it, which stream capture allows when it is called directly
-    (``ember.static._cublas`` does, through ctypes): ``matmul`` without CuPy's refusal."""
+    (``ember.backend.kernels.cublas`` does, through ctypes): ``matmul`` without CuPy's refusals
+    (during capture, and of batched bfloat16, which ``cublasGemmStridedBatchedEx`` takes)."""
     cur = check((a, b, out))
     for x in (a, b):
         if type(x) is not ndarray:
             raise TypeError(f"Unsupported type {type(x)}")
-    rule = _manifest.OBSERVED["matmul_bfloat16_batched"]
-    if _manifest.BF16 in (a.dtype, b.dtype) and b.ndim >= 3:
-        raise TypeError(rule["message"])
     res_dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
     if (a.dtype.kind == "V") != (b.dtype.kind == "V") and dtype is None:
         res_dtype = np.promote_types(a.dtype, b.dtype)

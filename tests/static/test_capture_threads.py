@@ -14,7 +14,8 @@ import pytest
 
 import ember
 from ember.backend import arrays
-from ember.static import _cublas, cuda_graph
+from ember.backend.kernels import cublas as _cublas
+from ember.static import cuda_graph
 from ember.static.executor import Plan
 
 

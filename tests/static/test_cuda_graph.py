@@ -19,7 +19,8 @@ import pytest
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
-from ember.static import _cublas, cuda_graph
+from ember.backend.kernels import cublas as _cublas
+from ember.static import cuda_graph
 
 CUDA = ember.cuda.is_available()
 

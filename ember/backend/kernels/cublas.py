@@ -1,18 +1,24 @@
-"""Matrix products that can be recorded into a CUDA graph.
+"""Matrix products through cuBLAS called directly (``ctypes``), where CuPy's ``matmul`` cannot.
 
-CuPy refuses every cuBLAS call while a stream is capturing (its ``cublas.setStream`` raises
-``NotImplementedError: calling cuBLAS API during stream capture is currently unsupported``),
-although cuBLAS itself supports stream capture (CUDA >= 12.2 allocates its workspace with
-``cudaMallocAsync``). So while ``ember.compile`` captures a step, ``cupy.matmul`` is replaced by
-``matmul`` here, which calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx`` directly
-(``ctypes``, on CuPy's own cuBLAS handle and the capturing stream). Host pointer mode: alpha
-and beta are recorded into the graph by value (1 and 0).
+- **Capture.** CuPy refuses every cuBLAS call while a stream is capturing (its
+  ``cublas.setStream`` raises ``NotImplementedError: calling cuBLAS API during stream capture is
+  currently unsupported``), although cuBLAS itself supports stream capture (CUDA >= 12.2
+  allocates its workspace with ``cudaMallocAsync``). So while ``ember.compile`` captures a step,
+  ``cupy.matmul`` is replaced by ``matmul`` here.
+- **Batched bfloat16.** CuPy 14.2's batched product has no bfloat16 loop; ``matmul`` here is
+  one ``cublasGemmStridedBatchedEx`` in bfloat16 with float32 accumulation (what eager attention
+  products run, ``ember.backend.arrays``), instead of a float32 product on CUDA cores.
+
+``matmul`` calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx`` on CuPy's own cuBLAS handle
+and current stream. Host pointer mode: alpha and beta are passed (and recorded into a graph) by
+value (1 and 0).
 
 Row-major products are column-major products with the operands swapped: ``C = A @ B`` (C is
 m x n) is ``C^T = B^T A^T``, and a C-contiguous (r, c) matrix is a column-major (c, r) one
 with leading dimension c. A matrix whose transpose is C-contiguous (``x.T`` of one) is used
-as it is with the transpose flag. Anything else (other strides, mixed dtypes, integers) is made
-contiguous first, or refused with ``CaptureUnsupported``.
+as it is with the transpose flag, and a stack of such matrices at one uniform stride (a
+transposed or sliced view of a batch) is used as it is too. Anything else (other strides,
+mixed dtypes, integers) is made contiguous first, or refused with ``CaptureUnsupported``.
 
 >>> p = gemm_plan((64, 1000), (4000, 4), (1000, 100), (400, 4), 4)
 >>> p.transa, p.transb, p.m, p.n, p.k, p.lda, p.ldb, p.ldc
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CaptureUnsupported", "GemmPlan", "gemm_plan", "matmul"]
+__all__ = ["CaptureUnsupported", "GemmPlan", "batch_stride", "gemm_plan", "matmul"]
 
 _OP_N, _OP_T = 0, 1
 _CUDA_R = {"float16": 2, "float32": 0, "float64": 1, "bfloat16": 14}
@@ -92,7 +98,10 @@ _lib = [None]
 
 def _cublas(cp):
     if _lib[0] is None:
-        major = cp.cuda.runtime.runtimeGetVersion() // 1000
+        runtime = getattr(getattr(cp, "cuda", None), "runtime", None)
+        if runtime is None:  # a stand-in array module (the CPU emulator of CUDA kernels)
+            raise CaptureUnsupported(f"{getattr(cp, '__name__', cp)} has no CUDA runtime")
+        major = runtime.runtimeGetVersion() // 1000
         errors = []
         for name in (f"libcublas.so.{major}", "libcublas.so", f"cublas64_{major}.dll"):
             try:
@@ -105,7 +114,9 @@ def _cublas(cp):
             _lib[0] = lib
             break
         else:
-            raise CaptureUnsupported(f"cuBLAS could not be loaded for capture ({errors[-1]})")
+            _lib[0] = CaptureUnsupported(f"cuBLAS could not be loaded ({errors[-1]})")
+    if isinstance(_lib[0], CaptureUnsupported):
+        raise _lib[0]
     return _lib[0]
 
 
@@ -114,7 +125,7 @@ def _compute(dtype) -> tuple[int, object]:
     if dtype == np.float64:
         return _COMPUTE_64F, ctypes.c_double
     if dtype == np.float32:
-        from ..backend import cuda as flags
+        from .. import cuda as flags
 
         return (_COMPUTE_32F_FAST_TF32 if flags.matmul_allows_tf32() else _COMPUTE_32F), (
             ctypes.c_float
@@ -204,8 +215,11 @@ def _batched(cp, a, b, batch, res) -> None:
             return x2, 0
         if tuple(lead) != tuple(batch):
             x = cp.broadcast_to(x, tuple(batch) + x.shape[-2:])
-        x = cp.ascontiguousarray(x)
-        return x, x.shape[-2] * x.shape[-1]
+        step = batch_stride(x.shape, x.strides, x.dtype.itemsize)
+        if step is None:
+            x = cp.ascontiguousarray(x)
+            step = x.shape[-2] * x.shape[-1]
+        return x, step
 
     a3, sa = prep(a)
     b3, sb = prep(b)
@@ -230,6 +244,27 @@ def _batched(cp, a, b, batch, res) -> None:
         ),
         "cublasGemmStridedBatchedEx",
     )  # fmt: skip
+
+
+def batch_stride(shape, strides, itemsize) -> int | None:
+    """The element stride from one matrix of a stack to the next, where the batch dims nest at
+    one uniform stride and each matrix is a cuBLAS operand as it lies; else None (copy first).
+
+    >>> batch_stride((4, 3, 5), (60, 20, 4), 4), batch_stride((4, 5, 3), (60, 4, 20), 4)
+    (15, 15)
+    >>> batch_stride((2, 4, 3, 5), (240, 20, 80, 4), 4) is None  # heads split from a row
+    True
+    """
+    if _layout(shape[-2:], strides[-2:], itemsize) is None:
+        return None
+    dims = [(n, s // itemsize) for n, s in zip(shape[:-2], strides[:-2]) if n != 1]
+    for (_, outer), (n, inner) in zip(dims, dims[1:]):
+        if outer != inner * n:
+            return None
+    if not dims:
+        return 0
+    step = dims[-1][1]
+    return step if step > 0 else None
 
 
 def _handle(cp) -> int:
