@@ -1,5 +1,6 @@
-"""Collectives on raw arrays (NumPy or CuPy): each starts its MPI calls and returns a ``Work``
-whose ``wait()`` finishes them. The tensor functions (``collectives.py``) and the graph ops
+"""Collectives on raw arrays (NumPy or CuPy): each starts its MPI calls, or on an nccl group
+its NCCL calls for CuPy arrays (``_nccl.route`` decides), and returns a ``Work`` whose
+``wait()`` finishes them. The tensor functions (``collectives.py``) and the graph ops
 (``ops.py``) both end here, so eager code and ``ember.compile`` share one path.
 
 Outputs are written in place into the arrays given (``out``); ``what`` strings name the
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _thread
+from . import _nccl, _thread
 from ._mpi import Staged, blocking, mpi, mpi_op, raw, reduce_dtype, typed
 from .group import ProcessGroup
 from .reduce_op import ReduceOp
@@ -42,6 +43,8 @@ def all_reduce(
     caller computes, which a non-blocking MPI call does not), or, where MPI gives no
     ``MPI_THREAD_MULTIPLE``, as a non-blocking ``Iallreduce``."""
     what = pg.begin("all_reduce", (_desc(arr), op.name), f"tensor {_desc(arr)}, {op.name}")
+    if _nccl.route(pg, "all_reduce", arr):
+        return _nccl.all_reduce(pg, arr, op, what, after)
     mop = mpi_op(op, arr.dtype, "all_reduce")
     s = Staged(arr, reduce_dtype(arr.dtype))
     req = job = None
@@ -72,6 +75,8 @@ def all_reduce(
 def broadcast(pg: ProcessGroup, arr, root: int, after=None) -> Work:
     """``arr`` of group rank ``root`` copied into ``arr`` on every rank."""
     what = pg.begin("broadcast", (_desc(arr), root), f"tensor {_desc(arr)}, src {root}")
+    if _nccl.route(pg, "broadcast", arr):
+        return _nccl.broadcast(pg, arr, root, what, after)
     s = Staged(arr)
     req = pg.comm.Ibcast(raw(s.buf), root)
     return Work([req], _then(s.write_back, after), what, pg.timeout)
@@ -80,6 +85,8 @@ def broadcast(pg: ProcessGroup, arr, root: int, after=None) -> Work:
 def all_gather(pg: ProcessGroup, out, arr, after=None) -> Work:
     """Every rank's ``arr`` concatenated in rank order into ``out`` (``size`` times as big)."""
     what = pg.begin("all_gather", (_desc(arr),), f"tensor {_desc(arr)} into {_desc(out)}")
+    if _nccl.route(pg, "all_gather", out, arr):
+        return _nccl.all_gather(pg, out, arr, what, after)
     send, recv = Staged(arr), Staged(out, read=False)
     req = pg.comm.Iallgather(raw(send.buf), raw(recv.buf))
     return Work([req], _then(recv.write_back, after), what, pg.timeout)
@@ -91,6 +98,8 @@ def reduce_scatter(pg: ProcessGroup, out, arr, op: ReduceOp = ReduceOp.SUM, afte
     what = pg.begin(
         "reduce_scatter", (_desc(arr), op.name), f"tensor {_desc(arr)} into {_desc(out)}"
     )
+    if _nccl.route(pg, "reduce_scatter", out, arr):
+        return _nccl.reduce_scatter(pg, out, arr, op, what, after)
     mop = mpi_op(op, arr.dtype, "reduce_scatter")
     dt = reduce_dtype(arr.dtype)
     send, recv = Staged(arr, dt), Staged(out, dt, read=False)
@@ -108,6 +117,8 @@ def reduce_scatter(pg: ProcessGroup, out, arr, op: ReduceOp = ReduceOp.SUM, afte
 def reduce(pg: ProcessGroup, arr, root: int, op: ReduceOp = ReduceOp.SUM, after=None) -> Work:
     """``arr`` reduced over the group into group rank ``root``'s ``arr``."""
     what = pg.begin("reduce", (_desc(arr), op.name, root), f"tensor {_desc(arr)}, dst {root}")
+    if _nccl.route(pg, "reduce", arr):
+        return _nccl.reduce(pg, arr, root, op, what, after)
     mop = mpi_op(op, arr.dtype, "reduce")
     s = Staged(arr, reduce_dtype(arr.dtype))
     if pg.rank() == root:
@@ -127,6 +138,8 @@ def reduce(pg: ProcessGroup, arr, root: int, op: ReduceOp = ReduceOp.SUM, after=
 def gather(pg: ProcessGroup, arr, out, root: int, after=None) -> Work:
     """Every rank's ``arr`` concatenated in rank order into ``out`` on group rank ``root``."""
     what = pg.begin("gather", (_desc(arr), root), f"tensor {_desc(arr)}, dst {root}")
+    if _nccl.route(pg, "gather", arr, out):
+        return _nccl.gather(pg, arr, out, root, what, after)
     send = Staged(arr)
     if pg.rank() == root:
         recv = Staged(out, read=False)
@@ -139,6 +152,8 @@ def gather(pg: ProcessGroup, arr, out, root: int, after=None) -> Work:
 def scatter(pg: ProcessGroup, out, arr, root: int, after=None) -> Work:
     """Block i of ``arr`` (on group rank ``root``) into rank i's ``out``."""
     what = pg.begin("scatter", (_desc(out), root), f"tensor {_desc(out)}, src {root}")
+    if _nccl.route(pg, "scatter", out, arr):
+        return _nccl.scatter(pg, out, arr, root, what, after)
     recv = Staged(out, read=False)
     send = raw(Staged(arr).buf) if pg.rank() == root else None
     req = pg.comm.Iscatter(send, raw(recv.buf), root)
@@ -147,12 +162,16 @@ def scatter(pg: ProcessGroup, out, arr, root: int, after=None) -> Work:
 
 def barrier(pg: ProcessGroup) -> Work:
     what = pg.begin("barrier", (), "")
+    if pg.nccl is not None and (pg.size() == 1 or not pg.has_mpi()):
+        return _nccl.barrier(pg, what)
     return Work([pg.comm.Ibarrier()], lambda: None, what, pg.timeout)
 
 
 def send(pg: ProcessGroup, arr, dst: int, tag: int) -> Work:
     """``arr`` to group rank ``dst`` (point to point: no sequence check)."""
     what = f"send to rank {dst} on {pg.name} (tensor {_desc(arr)}, tag {tag})"
+    if _nccl.route(pg, "send", arr):
+        return _nccl.send(pg, arr, dst, what)
     s = Staged(arr)
     return Work([pg.comm.Isend(raw(s.buf), dst, tag)], lambda: None, what, pg.timeout)
 
@@ -160,9 +179,11 @@ def send(pg: ProcessGroup, arr, dst: int, tag: int) -> Work:
 def recv(pg: ProcessGroup, out, src: int | None, tag: int, after=None) -> Work:
     """A message into ``out`` from group rank ``src`` (any rank when None); ``Work.result()``
     is the sender's group rank."""
-    MPI = mpi()
     who = "any rank" if src is None else f"rank {src}"
     what = f"recv from {who} on {pg.name} (tensor {_desc(out)}, tag {tag})"
+    if _nccl.route(pg, "recv", out):
+        return _nccl.recv(pg, out, src, what, after)
+    MPI = mpi()
     r = Staged(out, read=False)
     source = MPI.ANY_SOURCE if src is None else src
     req = pg.comm.Irecv(raw(r.buf), source, tag)

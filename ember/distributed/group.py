@@ -19,7 +19,7 @@ import datetime
 import os
 import sys
 
-from . import _mpi
+from . import _mpi, _nccl
 from ._mpi import DistributedError
 
 DEFAULT_TIMEOUT_S = 1800.0  # PyTorch's default for gloo / MPI: 30 minutes
@@ -32,17 +32,46 @@ class ProcessGroup:
     ``ranks`` lists the members' global ranks.
     """
 
-    def __init__(self, comm, ranks, timeout: float, name: str, debug: bool) -> None:
-        self.comm = comm
+    def __init__(
+        self,
+        comm,
+        ranks,
+        timeout: float,
+        name: str,
+        debug: bool,
+        backend: str = "mpi",
+        nccl=None,
+        make_comm=None,
+    ) -> None:
+        # ``comm`` is None only for a one-rank nccl group started without any MPI launcher:
+        # ``make_comm`` starts MPI (singleton) the first time a cpu tensor or object needs it
+        self._comm = comm
+        self._make_comm = make_comm
+        self._rank, self._size = (0, 1) if comm is None else (comm.rank, comm.size)
         self.ranks = tuple(ranks)
         self.timeout = timeout
         self.name = name
         self.debug = debug
+        self.backend = backend
+        self.nccl = nccl  # _nccl.Communicator: cuda tensors' transport on the nccl backend
         self._seq = 0
         # the communication thread's own communicator (made here, where every rank is: a
         # Dup at the thread's first use would wait without a timeout for a late rank)
-        self.async_comm = comm.Dup() if comm.size > 1 else None
+        self.async_comm = comm.Dup() if comm is not None and comm.size > 1 else None
         self._comm_thread = None  # _thread.CommThread: async all-reduces (started on first use)
+
+    @property
+    def comm(self):
+        """The group's MPI communicator (cpu tensors, objects; every tensor on "mpi")."""
+        if self._comm is None:
+            if self._make_comm is None:
+                raise DistributedError(f"{self.name}: this group has no MPI communicator")
+            self._comm = self._make_comm()
+        return self._comm
+
+    def has_mpi(self) -> bool:
+        """Whether cpu tensors and objects can travel (over MPI) in this group."""
+        return self._comm is not None or _mpi.available()
 
     def free(self) -> None:
         """Release the communicators (the communication thread ends after its queued jobs)."""
@@ -50,16 +79,20 @@ class ProcessGroup:
         self._comm_thread = None
         if self.async_comm is not None and ended:
             self.async_comm.Free()
-        self.comm.Free()
+        if self._comm is not None:
+            self._comm.Free()
+        if self.nccl is not None:
+            self.nccl.free()
+            self.nccl = None
 
     def rank(self) -> int:
-        return self.comm.rank
+        return self._rank
 
     def size(self) -> int:
-        return self.comm.size
+        return self._size
 
     def __repr__(self) -> str:
-        return f"<ProcessGroup {self.name} ranks={list(self.ranks)}>"
+        return f"<ProcessGroup {self.name} ranks={list(self.ranks)} backend={self.backend}>"
 
     def group_rank(self, global_rank: int, role: str, collective: str) -> int:
         """The rank in this group of the process with ``global_rank`` (``src=`` / ``dst=``)."""
@@ -131,11 +164,16 @@ def init_process_group(
     """Join the job's default process group (the processes ``ember run -n N`` or any MPI
     launcher started).
 
-    ``backend`` is ``"mpi"`` (also the default) or ``"gloo"``, which means MPI here; ``"nccl"``
-    is not built yet: CuPy tensors work on ``"mpi"``, staged through the host. Ranks come from
-    MPI; ``RANK`` / ``WORLD_SIZE`` (``env://``) and ``rank=`` / ``world_size=``, when given,
-    must agree with it. ``timeout`` (a timedelta or seconds, default 30 minutes) bounds every
-    collective: a peer that does not join in time is an error naming the collective.
+    ``backend``: ``"mpi"`` (the default; also takes CuPy tensors, staged through the host),
+    ``"gloo"`` (means MPI here) or ``"nccl"``: CuPy tensors then go through NCCL on this rank's
+    GPU (``LOCAL_RANK % device_count``, or ``device_id``, made the current one), launched on
+    the GPU's streams without waiting for the host, and cpu tensors and ``*_object`` collectives
+    over MPI (PyTorch's default ``"cpu:gloo,cuda:nccl"``). Rank 0's NCCL id reaches the others
+    over MPI; one process started without any launcher is a world of one and needs no MPI.
+    Ranks come from MPI; ``RANK`` / ``WORLD_SIZE`` (``env://``) and ``rank=`` /
+    ``world_size=``, when given, must agree with it. ``timeout`` (a timedelta or seconds,
+    default 30 minutes) bounds every MPI collective: a peer that does not join in time is an
+    error naming the collective.
 
     >>> import ember.distributed as dist
     >>> dist.init_process_group("gloo")  # doctest: +SKIP
@@ -145,14 +183,10 @@ def init_process_group(
     if group.WORLD is not None:
         raise DistributedError("init_process_group: the default process group is already set up")
     name = (backend or "mpi").lower()
-    if name == "nccl":
+    if name not in ("mpi", "gloo", "nccl"):
         raise DistributedError(
-            "init_process_group: the 'nccl' backend is not built yet; use 'mpi' (or 'gloo'), "
-            "which also takes CuPy (cuda) tensors, staged through the host"
-        )
-    if name not in ("mpi", "gloo"):
-        raise DistributedError(
-            f"init_process_group: unknown backend {backend!r}; ember has 'mpi' ('gloo' means mpi)"
+            f"init_process_group: unknown backend {backend!r}; ember has 'mpi', 'gloo' (= mpi) "
+            "and 'nccl'"
         )
     if init_method not in (None, "env://") or store is not None:
         raise DistributedError(
@@ -160,14 +194,78 @@ def init_process_group(
             "through MPI; start them with 'ember run -n N script.py' (or any mpiexec) and leave "
             "init_method unset or 'env://'"
         )
+    debug = os.environ.get("EMBER_DISTRIBUTED_DEBUG", "0") not in ("", "0")
+    limit = _seconds(timeout)
+    if name == "nccl" and _standalone(world_size):
+        _agree("RANK", 0, rank, os.environ.get("RANK"))
+        nccl = _nccl.Communicator.create(0, 1, _nccl_device(device_id, 0), lambda uid: uid)
+        group.WORLD = ProcessGroup(
+            None, [0], limit, "WORLD", debug, "nccl", nccl, make_comm=_singleton_world
+        )
+        return
     MPI = _mpi.mpi()
     world = MPI.COMM_WORLD
     _agree("RANK", world.rank, rank, os.environ.get("RANK"))
     _agree("WORLD_SIZE", world.size, world_size, os.environ.get("WORLD_SIZE"))
-    debug = os.environ.get("EMBER_DISTRIBUTED_DEBUG", "0") not in ("", "0")
-    group.WORLD = ProcessGroup(world.Dup(), range(world.size), _seconds(timeout), "WORLD", debug)
+    nccl = None
+    if name == "nccl":
+
+        def share(uid):
+            with _mpi.blocking("init_process_group (the NCCL id from rank 0)", limit):
+                return world.bcast(uid, root=0)
+
+        device = _nccl_device(device_id, world.rank)
+        nccl = _nccl.Communicator.create(world.rank, world.size, device, share)
+    backend_name = "nccl" if name == "nccl" else "mpi"
+    group.WORLD = ProcessGroup(
+        world.Dup(), range(world.size), limit, "WORLD", debug, backend_name, nccl
+    )
     if world.size > 1:
         _abort_on_uncaught_exception()
+
+
+# what launchers set for the world's size (Open MPI, MPICH / Hydra, Slurm) besides WORLD_SIZE
+_SIZE_VARS = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
+
+
+def _standalone(world_size: int) -> bool:
+    """Whether this process is a world of one started without an MPI launcher (and MPI is not
+    up yet): the nccl backend then starts no MPI until a cpu tensor or an object needs it."""
+    if "mpi4py.MPI" in sys.modules or world_size not in (-1, 1):
+        return False
+    return all(int(os.environ.get(v, "1") or 1) == 1 for v in _SIZE_VARS)
+
+
+def _singleton_world():
+    """The one-rank world's MPI communicator, started on first use (MPI's singleton mode)."""
+    world = _mpi.mpi().COMM_WORLD
+    if world.size != 1:
+        raise DistributedError(
+            f"the nccl process group was made for a world of one, but MPI sees {world.size} "
+            "processes"
+        )
+    return world.Dup()
+
+
+def _nccl_device(device_id, rank: int) -> int:
+    """This rank's GPU: ``device_id`` when given, else ``LOCAL_RANK % device_count`` (made the
+    current GPU, as ``torch.cuda.set_device(local_rank)`` would)."""
+    from ..backend import cuda as _cuda
+    from ._rank import _VARS
+
+    count = _cuda.device_count()
+    if count == 0:
+        _nccl._need()
+    index = getattr(device_id, "index", device_id)
+    if isinstance(index, str):
+        index = int(index.rpartition(":")[2]) if ":" in index else None
+    if index is None:
+        local = os.environ.get("LOCAL_RANK")
+        for var in _VARS["LOCAL_RANK"]:
+            local = local if local is not None else os.environ.get(var)
+        index = (rank if local is None else int(local)) % count
+    _cuda.set_device(int(index))
+    return int(index)
 
 
 def _agree(what: str, actual: int, arg: int, env: str | None) -> None:
@@ -240,7 +338,14 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    return False
+    """Whether the "nccl" backend can run here (CuPy with ``cupy.cuda.nccl.available``, and a
+    GPU).
+
+    >>> import ember.distributed as dist
+    >>> dist.is_nccl_available() in (True, False)
+    True
+    """
+    return _nccl.available()
 
 
 def is_torchelastic_launched() -> bool:
@@ -289,13 +394,19 @@ def new_group(
         raise DistributedError(
             f"new_group: ranks {bad} are outside the world of {world.size()} processes"
         )
-    MPI = _mpi.mpi()
     mine = world.rank() in members
-    comm = world.comm.Split(0 if mine else MPI.UNDEFINED, world.rank())
+    if world._comm is None:  # a world of one without MPI: the group needs none either
+        comm = None
+    else:
+        MPI = _mpi.mpi()
+        comm = world.comm.Split(0 if mine else MPI.UNDEFINED, world.rank())
+    nccl = world.nccl.split(mine, world.rank()) if world.nccl is not None else None
     if not mine:
         return NON_GROUP_MEMBER
     limit = world.timeout if timeout is None else _seconds(timeout)
-    return ProcessGroup(comm, members, limit, group_desc or f"group{members}", world.debug)
+    name = group_desc or f"group{members}"
+    make = world._make_comm if comm is None else None
+    return ProcessGroup(comm, members, limit, name, world.debug, world.backend, nccl, make)
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:  # noqa: F811
@@ -323,9 +434,13 @@ def get_world_size(group: ProcessGroup | None = None) -> int:  # noqa: F811
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:  # noqa: F811
-    """The group's backend: always ``"mpi"``."""
-    resolve(group, "get_backend")
-    return "mpi"
+    """The group's backend: ``"nccl"`` or ``"mpi"`` (what ``"gloo"`` means here).
+
+    >>> import ember.distributed as dist
+    >>> dist.get_backend()  # doctest: +SKIP
+    'nccl'
+    """
+    return resolve(group, "get_backend").backend
 
 
 def get_global_rank(group: ProcessGroup, group_rank: int) -> int:  # noqa: F811

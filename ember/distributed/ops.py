@@ -2,8 +2,9 @@
 
 Each op reads its input array and returns a new one, and ``has_side_effects`` keeps graph
 passes from merging, folding, dropping or reordering it past another side effect (every rank
-must run its collectives in the same order). ``replayable = False``: a CUDA graph cannot
-capture an MPI call, so a step holding one runs op by op. ``AllReduce`` blocks where it sits;
+must run its collectives in the same order). ``replayable`` only on an nccl group: a CUDA graph
+cannot capture an MPI call, so a step holding one runs op by op, while NCCL calls are stream
+work a graph captures and replays. ``AllReduce`` blocks where it sits;
 ``AllReduceStart`` / ``AllReduceWait`` (DDP's buckets) split one all-reduce in two, joined by
 a token, so the graph computes between them. The ops are not differentiable (as
 PyTorch's ``torch.distributed`` collectives are not). Eager code reaches the same
@@ -17,7 +18,6 @@ PyTorch's ``torch.distributed`` collectives are not). Eager code reaches the sam
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,13 +25,22 @@ import numpy as np
 from .. import dtypes as _dt
 from ..ops.base import Op, Spec
 from . import _arrays
+from ._mpi import DistributedError
 from .reduce_op import ReduceOp
+
+
+def _on_nccl(group) -> bool:
+    return getattr(group, "nccl", None) is not None
 
 
 class _Collective(Op):
     has_side_effects = True
-    replayable = False
     differentiable = False
+
+    @property
+    def replayable(self) -> bool:
+        """Whether a CUDA graph can replay it: NCCL launches are stream work, MPI is not."""
+        return _on_nccl(getattr(self, "group", None))
 
 
 class _InPlaceShape(_Collective):
@@ -55,7 +64,6 @@ class AllReduce(_InPlaceShape):
 
 
 _PENDING: dict = {}  # token -> (Work, flat buffer) of the AllReduceStart ops in flight
-_TOKENS = itertools.count(1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,10 +76,11 @@ class AllReduceStart(_Collective):
     communication thread, ``_thread``). The concatenation is this op's own fresh buffer: no
     graph value is written behind the executor's back.
 
-    On GPUs the same pair is the NCCL shape: the start would record an event on the compute
-    stream and launch ``ncclAllReduce`` on a communication stream after it, the wait make the
-    compute stream wait for that stream's event; both are stream operations a CUDA graph can
-    capture. Here (MPI through the host) both are ``replayable = False``."""
+    On an nccl group the same pair is stream work (``_nccl``): the start records an event on
+    the compute stream and launches ``ncclAllReduce`` on the group's communication stream after
+    it, the wait makes the compute stream wait for that stream's end event; a CUDA graph
+    captures both (``replayable``), and no step waits for the host. On MPI (through the host)
+    both run op by op."""
 
     group: object
     op: int
@@ -80,9 +89,10 @@ class AllReduceStart(_Collective):
     def forward(self, xp, *xs):
         flat = xp.concatenate([x.reshape(-1) for x in xs])
         work = _arrays.all_reduce(self.group, flat, ReduceOp(self.op))
-        token = next(_TOKENS)
-        _PENDING[token] = (work, flat)
-        return xp.asarray(token, dtype=np.int64)
+        # the token's identity is what counts: no value is written, so no host-to-device copy
+        token = xp.empty((), np.int64)
+        _PENDING[id(token)] = (work, flat, token)
+        return token
 
     def infer(self, *xs):
         return Spec((), _dt.int64)
@@ -96,9 +106,16 @@ class AllReduceWait(_Collective):
 
     numel: int
     dtype: object
+    group: object = None  # the start's group (on nccl, the pair replays in a CUDA graph)
 
     def forward(self, xp, token):
-        work, flat = _PENDING.pop(int(token))
+        entry = _PENDING.pop(id(token), None)
+        if entry is None:
+            raise DistributedError(
+                "AllReduceWait: its token names no all-reduce in flight (each AllReduceStart's "
+                "token is waited for once)"
+            )
+        work, flat, _ = entry
         work.wait()
         return flat
 

@@ -85,4 +85,41 @@ class Work:
         return f"<Work {self._what}: {'done' if self._done else 'pending'}>"
 
 
-__all__ = ["Work"]
+class StreamWork(Work):
+    """A collective launched on a CUDA stream (the NCCL backend, ``_nccl``): ``wait()`` makes
+    the caller's current stream wait for its end event and returns at once, without waiting for
+    the host (PyTorch's NCCL ``Work.wait``), so a CUDA graph can capture it. ``keep`` holds the
+    arrays the collective reads and writes until then.
+
+    >>> StreamWork(None, 0, (), lambda: None, "nothing")  # doctest: +SKIP
+    """
+
+    def __init__(self, event, device: int, keep: tuple, finish, what: str) -> None:
+        super().__init__([], finish, what, 0.0)
+        self._event = event
+        self._device = device
+        self._keep = keep
+
+    def wait(self, timeout=None) -> bool:
+        """Order the current stream after the collective (no host wait); True."""
+        if not self._done:
+            from ..backend import cuda as _cuda
+
+            cp = _cuda.xp()
+            with cp.cuda.Device(self._device):
+                cp.cuda.get_current_stream().wait_event(self._event)
+            self._complete()
+            self._keep = ()
+        return True
+
+    def is_completed(self) -> bool:
+        """Whether the GPU has finished the collective (a query; never blocks)."""
+        return self._done or bool(self._event.done)
+
+    def synchronize(self) -> None:
+        """Wait on the host until the collective has finished (PyTorch's ``Work.synchronize``)."""
+        self.wait()
+        self._event.synchronize()
+
+
+__all__ = ["StreamWork", "Work"]

@@ -35,6 +35,10 @@ What it imitates (where the rule comes from):
 - **Streams and graphs** (``_cuda.py``, ``_gpu.py``): stream capture records launches and
   ``Graph.launch()`` replays them; a capture runs nothing (writes to older memory are undone);
   host transfers and synchronizations while capturing raise with CuPy's messages.
+- **NCCL** (``_nccl.py``): ``cupy.cuda.nccl`` with CuPy 14's names, constants, signatures
+  and errors, for a world of one rank; its calls follow raw pointers to the arrays behind them
+  and are recorded into a capture when their stream joined one (an event recorded in the
+  capture and waited for), and ``end_capture`` refuses a forked stream's unjoined work.
 - **Kernels** (``_kernels.py``): with ``reset(kernels=True)``, ``ElementwiseKernel`` and
   ``RawKernel`` compile ember's CUDA sources with g++ (``tests/backend/_emulator.py``), so the
   fused GPU paths run on the fake; otherwise those two names are absent and ember takes its
@@ -44,8 +48,8 @@ What it cannot catch: GPU numerics beyond dtype rules (NumPy does the arithmetic
 cuDNN, TF32 and atomics ordering are not modelled), NumPy-backed functions returning NumPy's
 dtype where CuPy's function would differ, CuPy functions missing a dtype NumPy supports (other
 than those recorded), asynchrony and races, CUDA compile errors of kernel sources (the g++
-emulation accepts C++), cuBLAS calls made through ``ctypes`` (``ember.static._cublas``), and
-signatures CuPy does not expose (``"unknown"`` in the manifest: not checked).
+emulation accepts C++), cuBLAS calls made through ``ctypes`` (``ember.backend.kernels.cublas``),
+and signatures CuPy does not expose (``"unknown"`` in the manifest: not checked).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ import types as _types
 
 import numpy as _np
 
-from . import _cuda, _cupyx, _gpu, _manifest, _methods, _random
+from . import _cuda, _cupyx, _gpu, _manifest, _methods, _nccl, _random
 from ._array import ndarray
 from ._gpu import DEVICE_COUNT
 from ._gpu import state as _state
@@ -79,7 +83,14 @@ def kernels_on() -> bool:
 def _sub(path: str) -> _types.ModuleType:
     if path == "cupy.cuda":
         over = dict(_cuda.CUDA, runtime=_sub("cupy.cuda.runtime"), device=_sub("cupy.cuda.device"))
-        return _module(path, over, _SUBMODULES)
+        mod = _module(path, over, _SUBMODULES)
+        names = mod.__getattr__
+
+        def cuda_getattr(name: str):  # nccl: a submodule CuPy loads on request (no manifest name)
+            return _nccl if name == "nccl" else names(name)
+
+        mod.__getattr__ = cuda_getattr
+        return mod
     if path == "cupy.cuda.runtime":
         return _module(path, _cuda.RUNTIME, _SUBMODULES)
     if path == "cupy.cuda.device":
@@ -173,6 +184,7 @@ def reset(kernels: bool = False) -> _types.ModuleType:
     _cupyx.reset()
     _random._global.clear()
     _cuda.Stream._current.clear()
+    _nccl._group.update(depth=0, calls=[])
     _flags["kernels"] = bool(kernels)
     _core._routines_linalg.calls.clear()
     return mod

@@ -259,6 +259,8 @@ class ndarray:
 
     @property
     def data(self):
+        owner = self._owner()
+        _gpu.by_address[owner._a.__array_interface__["data"][0]] = owner
         return _gpu.MemoryPointer(self._dev, self._a.nbytes, self._a.__array_interface__["data"][0])
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import types
+import weakref
 
 import numpy as np
 
@@ -73,13 +74,19 @@ class Device:
 
 
 class Event:
-    """``cupy.cuda.Event`` (work runs at once, so every event is done)."""
+    """``cupy.cuda.Event`` (work runs at once, so every event is done). Recorded on a stream
+    that captures, it belongs to that capture: another stream waiting for it joins the capture
+    (CUDA's fork), and the capturing stream waiting for an event of a joined stream takes in
+    that stream's work (the join; ``end_capture`` refuses a capture with unjoined work)."""
 
     def __init__(self, block=False, disable_timing=False, interprocess=False) -> None:
         self.done = True
+        self._capture = None  # (Capture, the stream it was recorded on) inside a capture
 
     def record(self, stream=None) -> None:
-        pass
+        stream = stream or get_current_stream()
+        cap = stream._capture or stream._joined
+        self._capture = None if cap is None else (cap, stream, stream._launches)
 
     def synchronize(self) -> None:
         _gpu.check_transfer("sync")
@@ -103,11 +110,15 @@ class Stream:
     """``cupy.cuda.Stream``; ``with stream:`` makes it current."""
 
     _current: list = []
+    _by_ptr: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def __init__(self, null=False, non_blocking=False, ptds=False, priority=None) -> None:
         self.device_id = -1 if null else state["device"]
         self.ptr = 0 if null else id(self)
         self._capture = None
+        self._joined = None  # the capture this stream was forked into (an event's wait)
+        self._launches = 0  # library calls made on it by raw pointer (the fake NCCL counts)
+        Stream._by_ptr[self.ptr] = self
 
     @property
     def done(self) -> bool:
@@ -125,7 +136,7 @@ class Stream:
         return self
 
     def synchronize(self) -> None:
-        if self._capture is not None:
+        if self._capture is not None or self._joined is not None:
             raise RuntimeError(_gpu._manifest.MESSAGES["capture_sync"])
 
     def record(self, event=None):
@@ -134,10 +145,19 @@ class Stream:
         return event
 
     def wait_event(self, event) -> None:
-        pass
+        if event._capture is None:
+            return
+        cap, source, launches = event._capture
+        if cap not in _gpu.capture:
+            return
+        if self._capture is cap and source in cap.forked:  # the join: the source's work so far
+            cap.forked[source] = max(cap.forked[source], launches)
+        elif self._capture is None and self._joined is None:  # the fork
+            self._joined = cap
+            cap.forked[self] = self._launches
 
     def is_capturing(self) -> bool:
-        return self._capture is not None
+        return self._capture is not None or self._joined is not None
 
     def begin_capture(self, mode=None) -> None:
         if self.ptr == 0:
@@ -156,6 +176,14 @@ class Stream:
         _gpu.capture.remove(cap)
         for owner, saved in cap.saved.values():  # a capture runs nothing: undo its writes
             np.copyto(owner._a, saved)
+        unjoined = [s for s, joined in cap.forked.items() if s._launches > joined]
+        for s in cap.forked:
+            s._joined = None
+        if unjoined:
+            raise CUDARuntimeError(
+                "cudaErrorStreamCaptureUnjoined: the capture sequence contains a fork that was "
+                "not joined to the primary stream"
+            )
         return Graph(cap.thunks)
 
     def __eq__(self, other) -> bool:

@@ -28,6 +28,9 @@ class Capture:
         self.start = next(_epochs)
         self.thunks: list = []
         self.saved: dict = {}  # id(owner) -> (owner, copy of its buffer)
+        # streams forked into the capture (an event recorded here, waited for there) -> how
+        # many of their launches the capturing stream has waited for (end_capture refuses more)
+        self.forked: dict = {}
 
 
 capture: list = []  # [Capture] while a stream captures
@@ -54,9 +57,10 @@ def check_transfer(kind: str) -> None:
         raise RuntimeError(_manifest.MESSAGES[f"capture_{kind}"])
 
 
-def before_write(arr) -> None:
-    """Called before a launch writes ``arr``: keep a copy of memory older than the capture."""
-    cap = capturing()
+def before_write(arr, cap: Capture | None = None) -> None:
+    """Called before a launch writes ``arr``: keep a copy of memory older than the capture
+    (``cap``: the capture of the launch's stream, when not the current one)."""
+    cap = cap or capturing()
     if cap is None:
         return
     owner = arr._owner()
@@ -162,6 +166,19 @@ def alloc(nbytes: int, dev: int | None = None):
         return allocator[0](nbytes)
     finally:
         state["device"] = prev
+
+
+# owners of the memory whose address was handed out (``ndarray.data``), by address: what a
+# library call given raw pointers (the fake NCCL) reads and writes
+by_address: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def owner_at(ptr: int, nbytes: int):
+    """The array owning the ``nbytes`` at device address ``ptr`` (None: not a live array's)."""
+    for base, owner in list(by_address.items()):
+        if base <= ptr and ptr + nbytes <= base + owner._a.nbytes:
+            return owner
+    return None
 
 
 def reset() -> None:

@@ -183,7 +183,7 @@ class Reducer:
         with _config.no_grad():
             for b in self.buckets:
                 token = b.flat
-                b.flat = apply(AllReduceWait(b.numel, b.params[0].dtype), token)
+                b.flat = apply(AllReduceWait(b.numel, b.params[0].dtype, self.group), token)
                 for p, off in zip(b.params, b.offsets):
                     avg = b.flat[off : off + p._data.size].reshape(p.shape)
                     p._grad.copy_(avg)
