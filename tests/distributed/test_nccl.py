@@ -165,7 +165,7 @@ class _Net(nn.Module):
         return self.fc2(ember.tanh(self.fc1(x)))
 
 
-def _train(model, steps, compiled=False):
+def _train(model, steps, compiled=False, runs=None):
     opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     rng = np.random.default_rng(0)
 
@@ -181,6 +181,8 @@ def _train(model, steps, compiled=False):
         x = _cuda(rng.standard_normal((8, 4), np.float32))
         y = _cuda(rng.standard_normal((8, 3), np.float32))
         run(x, y)
+    if runs is not None:
+        runs.append(run)
     return [_host(p) for p in model.parameters()]
 
 
@@ -198,6 +200,22 @@ def test_one_rank_nccl_ddp_step_equals_a_plain_step(nccl):
     assert len(ddp.reducer.buckets) > 2
     for a, b in zip(_train(plain, 5), _train(ddp, 5)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_find_unused_parameters_flags_go_through_nccl(nccl):
+    class Half(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.unused = nn.Linear(2, 2), nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.used(x)
+
+    model = Half().to("cuda")
+    ddp = DDP(model, find_unused_parameters=True)
+    ddp(_cuda(np.ones((3, 2), np.float32))).sum().backward()
+    np.testing.assert_array_equal(_host(model.used.bias.grad), [3, 3])
+    assert model.unused.weight.grad is None
 
 
 def test_compiled_nccl_ddp_step_replays_in_a_cuda_graph(nccl, monkeypatch):
@@ -233,9 +251,11 @@ def test_compiled_nccl_ddp_step_replays_in_a_cuda_graph(nccl, monkeypatch):
     buckets = len(ddp.reducer.buckets)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # "runs without a CUDA graph"
-        with_graph = _train(ddp, 5, compiled=True)
+        with_graph = _train(ddp, 5, compiled=True, runs=(compiled := []))
     for a, b in zip(_train(plain, 5), with_graph):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    runner = compiled[0]._latest.runner
+    assert runner.disabled is None and runner.captures == 1 and runner.replays == 3
     if nccl is not None:
         assert len(graphs) == 1
         assert sum(runs) == 3 * buckets  # the capturing call and the two after it replay it

@@ -199,7 +199,8 @@ class Reducer:
             works.append(all_reduce(zeros, op, self.group, async_op=True))
         if self.find_unused:  # the same order as finalize: flags before the waits
             n = sum(len(b.params) for b in self.buckets)
-            all_reduce(Tensor._make(np.zeros(n, np.int32)), ReduceOp.SUM, self.group)
+            flags = Tensor._make(np.zeros(n, np.int32)).to(self.buckets[0].params[0].device)
+            all_reduce(flags, ReduceOp.SUM, self.group)
         for w in works:
             w.wait()
 
@@ -208,8 +209,9 @@ class Reducer:
         params = [p for b in self.buckets for p in b.params]
         lost = {id(p) for p in missing}
         flags = Tensor._make(np.array([id(p) not in lost for p in params], np.int32))
+        flags = flags.to(params[0].device)  # on nccl, cuda flags go through NCCL (as PyTorch)
         all_reduce(flags, ReduceOp.SUM, self.group)
-        return {id(p): bool(f) for p, f in zip(params, flags._data)}
+        return {id(p): bool(f) for p, f in zip(params, flags.cpu()._data)}
 
     def remove(self) -> None:
         for h in self.handles:
