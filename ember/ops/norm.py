@@ -581,6 +581,11 @@ class BatchNormGradInput(Op):
         return (dg, dx, None, dsums) + ((dw,) if self.weight else ())
 
 
+@register(RunningAverage, "cuda")
+def _running_average_cuda(op, xp, running, stats):
+    return _bn_kernels.running_average(xp, running, stats, op.row, op.momentum, op.factor)
+
+
 @register(AffineSums, "cuda")
 def _affine_sums_cuda(op, xp, g, y):
     """Layer norm's case (the parameters span the last dims): one column-sum kernel pass."""

@@ -109,6 +109,10 @@ OP_CASES = {
         (SumTo((1, 6)), (_rand(4, 3, 6, dtype=F64),), 1e-12),
         (SumTo((4,)), (_rand(300, 4, dtype=BF16),), 1e-2),
     ],
+    "ember.ops.norm.RunningAverage": [
+        (Nm.RunningAverage(0, 0.1), (_rand(7), _rand(2, 7, seed=1)), 1e-6),
+        (Nm.RunningAverage(1, 0.3, 64 / 63), (_rand(5, dtype=F64), _rand(2, 5, dtype=F64)), 1e-14),
+    ],
     "ember.ops.norm.AffineSums": [
         (Nm.AffineSums(2, 1), (_rand(3, 70, 37), _rand(3, 70, 37, seed=1)), 1e-4),
         (Nm.AffineSums(1, 2), (_rand(5, 3, 4, dtype=F64), _rand(5, 3, 4, dtype=F64)), 1e-12),

@@ -15,6 +15,9 @@ reductions), reading every input once.
   coefficients).
 - ``grad_input(g, x, stats, sums, w)``: ``k1 * g + k2 * (x - mean) + k3``, the coefficients
   likewise per element.
+- ``running_average(running, stats, row, momentum, factor)``: a running statistic's update in
+  one elementwise kernel (the ``RunningAverage`` op; float32 / float64 buffers), instead of
+  five CuPy launches.
 
 Elements of channel ``c`` in an (N, C, L) array: row ``r`` of N, position ``l`` of L at
 ``(r * C + c) * L + l``; the elementwise kernels find ``c = (i / L) % C``. Indices are 32-bit
@@ -322,3 +325,29 @@ def grad_input(xp, g, x, stats, sums_, w, eps: float):
     args += (acc.type(eps), acc.type(rows * inner), i64(x.size), i64(inner), i64(nc))
     k((_grid(x.size),), (BLOCK,), args + (i64(w is not None),))
     return dx
+
+
+_RUNNING = (
+    "T running, T stat, A keep, A factor, A m",
+    "T y",
+    "A t = stat; if (factor != (A)1) t = t * factor; y = running * keep + t * m;",
+)
+
+
+def running_average(xp, running, stats, row: int, momentum: float, factor: float):
+    """``RunningAverage``: ``running * (1 - momentum) + stats[row] * factor * momentum`` (a new
+    array), for float32 / float64 buffers with ``stats`` of the same dtype; else
+    NotImplemented."""
+    if not fused(xp) or running.dtype not in (np.float32, np.float64) or running.size == 0:
+        return NotImplemented
+    if stats.dtype != running.dtype:
+        return NotImplemented
+    from .optim import specialize
+
+    ins, outs, op = specialize(_RUNNING, running.dtype)  # A: the buffer's own float32 / 64
+    k = cached(("batchnorm", "running", running.dtype.str), lambda: xp.ElementwiseKernel(
+        ins, outs, op, "ember_bn_running"))  # fmt: skip
+    t = running.dtype.type
+    y = xp.empty(running.shape, running.dtype)
+    k(running, stats[row], t(1 - momentum), t(factor), t(momentum), y)
+    return y
