@@ -1,5 +1,6 @@
 """``ember.distributed``: data-parallel training across processes (PyTorch's
-``torch.distributed``), on MPI through mpi4py.
+``torch.distributed``), on MPI through mpi4py and, for CuPy tensors, on NCCL through
+``cupy.cuda.nccl`` (``init_process_group("nccl")``).
 
 Start the processes with ``ember run -n N script.py`` (or any ``mpiexec``); each calls
 ``init_process_group()`` and then runs collectives on tensors. See docs/distributed.md.

@@ -1,7 +1,8 @@
 """Process groups: ``init_process_group``, ``new_group``, ranks and sizes.
 
 A ``ProcessGroup`` wraps an MPI communicator (its own duplicate, so ember's traffic never
-meets the user's own mpi4py calls) with the group's timeout and a sequence number that every
+meets the user's own mpi4py calls) and, on the nccl backend, an NCCL communicator
+(``_nccl.Communicator``) for CuPy tensors, with the group's timeout and a sequence number that every
 collective increments, so a timeout or a mismatch names "all_reduce #12".
 
 ``EMBER_DISTRIBUTED_DEBUG=1`` (read once, at ``init_process_group``) makes every collective
