@@ -35,6 +35,13 @@ CXX = shutil.which("g++")
 _CACHE = os.path.join(tempfile.gettempdir(), f"ember-cuda-emu-{os.getuid()}")
 _libs: dict = {}
 
+_ARRAY_CTYPES = {  # element types of ElementwiseKernel arrays (ember's kernels use these)
+    np.float32: "float",
+    np.float64: "double",
+    np.uint16: "unsigned short",
+    np.uint32: "unsigned int",
+    np.uint64: "unsigned long long",
+}
 _CTYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
 _CTYPE_OF = {
     np.dtype(np.int64): ctypes.c_longlong,
@@ -135,7 +142,7 @@ class ElementwiseKernel:
         shape = None
         for (typ, name, _), arg in zip(self.ins + self.outs, args):
             if isinstance(arg, np.ndarray):
-                c = {np.float32: "float", np.float64: "double"}[arg.dtype.type]
+                c = _ARRAY_CTYPES[arg.dtype.type]
                 if types_.setdefault(typ, c) != c:
                     raise TypeError(f"{self.name}: type {typ} bound to two dtypes")
                 if shape is None:

@@ -68,6 +68,13 @@ def _bn(x, *params, g=None):
     return (g, x, stats, sums) + params
 
 
+def _last(a):
+    """``a`` (N, C, ...) in channels-last memory."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1)).transpose(
+        0, a.ndim - 1, *range(1, a.ndim - 1)
+    )
+
+
 def _relu_grad_inputs(dtype, shape):
     g, y = _rand(*shape, dtype=dtype), _rand(*shape, dtype=dtype, seed=3)
     y.reshape(-1)[:3] = [0.0, -0.0, np.nan]
@@ -108,6 +115,17 @@ OP_CASES = {
         (SumTo((7,)), (_rand(5, 8, 7),), 1e-5),
         (SumTo((1, 6)), (_rand(4, 3, 6, dtype=F64),), 1e-12),
         (SumTo((4,)), (_rand(300, 4, dtype=BF16),), 1e-2),
+    ],
+    "ember.ops.elementwise.activations.Relu": [  # bit-exact: -0.0 gives +0.0, NaN stays
+        (ew.Relu(), (_relu_grad_inputs(np.float32, (3, 4, 5, 6))[1],), 0.0),
+        (ew.Relu(), (_last(_relu_grad_inputs(F64, (2, 3, 4, 5))[1]),), 0.0),
+        (ew.Relu(), (_relu_grad_inputs(BF16, (7, 9))[1][:, ::2],), 0.0),
+    ],
+    "ember.ops.elementwise.activations.ReluGrad": [
+        (ew.ReluGrad(), _relu_grad_inputs(np.float32, (3, 4, 5, 6)), 0.0),
+        (ew.ReluGrad(), tuple(_last(a) for a in _relu_grad_inputs(F64, (2, 3, 4, 5))), 0.0),
+        (ew.ReluGrad(), _relu_grad_inputs(BF16, (7, 9)), 0.0),
+        (ew.ReluGrad(), _relu_grad_inputs(np.float16, (33,)), 0.0),
     ],
     "ember.ops.norm.RunningAverage": [
         (Nm.RunningAverage(0, 0.1), (_rand(7), _rand(2, 7, seed=1)), 1e-6),
@@ -243,13 +261,6 @@ def _scatter(dtype, shape, seed=4):
         x[0, 0, 0, 0] = 0.5
     g = _rand(shape[0], shape[1], shape[2] // 2, shape[3] // 2, dtype=dtype, seed=seed + 1)
     return (Pl.MaxPoolScatter((2, 2), (2, 2), (0, 0), (1, 1), False), (g, x), tol)
-
-
-def _last(a):
-    """``a`` (N, C, ...) in channels-last memory."""
-    return np.ascontiguousarray(np.moveaxis(a, 1, -1)).transpose(
-        0, a.ndim - 1, *range(1, a.ndim - 1)
-    )
 
 
 def _bn_cpu(dtype, shape, last):
@@ -661,3 +672,14 @@ def test_layer_norm_cpu_overrides_match_the_forward(name, monkeypatch):
 
     _jit.wait()  # a compile an earlier test started in the background
     test_cpu_override_matches_the_forward(name, monkeypatch)
+
+
+@pytest.mark.parametrize("name", ["Relu", "ReluGrad"])
+def test_relu_overrides_keep_the_bodies_bits(name, xp):
+    """+0.0 where masked (from -0.0 too), NaN passed through: compared bit for bit."""
+    qualname = f"ember.ops.elementwise.activations.{name}"
+    fn = overrides.registered("cuda")[qualname]
+    for op, arrays, _ in OP_CASES[qualname]:
+        got, want = np.asarray(fn(op, xp, *arrays)), op.forward(np, *arrays)
+        bits = np.dtype(f"uint{8 * want.dtype.itemsize}")
+        np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=str(arrays[0].dtype))

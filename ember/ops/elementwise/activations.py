@@ -16,6 +16,7 @@ import numpy as np
 from ..._errors import AutogradError
 from ...backend import overrides
 from ...backend.arrays import errstate
+from ...backend.kernels import relu as _relu_kernels
 from .. import _relu_numba
 from ..base import Op, Spec, apply
 from .arithmetic import mul, sub
@@ -87,6 +88,16 @@ def _relu_grad_cpu(op, xp, g, y):
     """One numba pass (``ember/ops/_relu_numba.py``); NotImplemented where it does not serve."""
     r = _relu_numba.relu_grad(g, y) if type(g) is type(y) is np.ndarray else None
     return NotImplemented if r is None else r
+
+
+@overrides.register(Relu, "cuda")
+def _relu_cuda(op, xp, x):
+    return _relu_kernels.relu(xp, x)
+
+
+@overrides.register(ReluGrad, "cuda")
+def _relu_grad_cuda(op, xp, g, y):
+    return _relu_kernels.relu_grad(xp, g, y)
 
 
 @dataclass(frozen=True)
