@@ -97,6 +97,7 @@ OP_CASES = {
         (Softmax(1), (_rand(5, 70),), 1e-6),
         (Softmax(0), (_rand(3, 4, 9, dtype=np.float64),), 1e-14),
         (Softmax(-1), (_rand(4, 50, dtype=BF16),), 1e-2),
+        (Softmax(-1), (_rand(3, 700),), 1e-6),  # 128 threads a row, several values each
     ],
     "ember.ops.softmax.LogSoftmax": [
         (LogSoftmax(-1), (_rand(5, 70),), 1e-5),
@@ -104,6 +105,7 @@ OP_CASES = {
     ],
     "ember.ops.norm.LayerNormalize": [
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
+        (LayerNormalize(1, 1e-5), (_rand(2, 1500),), 2e-6),
         (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
     ],
     "ember.ops.reduce.Sum": [
@@ -628,6 +630,7 @@ _LN_GRAD_CUDA = {
         (*_ln_grad((4, 33), 1, np.float32), 2e-6),
         (*_ln_grad((2, 3, 5, 7), 2, F64, 1e-3), 1e-12),
         (*_ln_grad((3, 40), 1, BF16), 3e-2),
+        (*_ln_grad((2, 900), 1, np.float32), 2e-6),
     ],
 }
 _LN_CPU = {

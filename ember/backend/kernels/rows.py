@@ -3,7 +3,8 @@ per row.
 
 NumPy's softmax is five passes over memory (max, subtract, exp, sum, divide) and layer norm about
 seven; each kernel here reads a row two or three times and writes it once, with the reductions
-in shared memory (a tree over the block's ``BLOCK`` threads, float32 or float64 accumulation).
+in shared memory (a tree over the block's threads, float32 or float64 accumulation; a block has
+``block_for(n)`` threads, about 8 values each, up to ``BLOCK``).
 Rows must be C-contiguous along the reduced axis: the callers move the axis last and copy when
 it is not.
 
@@ -24,7 +25,22 @@ import numpy as np
 
 from . import cached, fused, half_io, raw_view, served, storage_kind
 
-BLOCK = 256  # threads per row (a power of two)
+BLOCK = 256  # threads per row at most (a power of two)
+
+
+def block_for(n: int) -> int:
+    """Threads per row for rows of ``n``: about 8 values per thread, 32 to ``BLOCK``. Short
+    rows (attention's 512) then run as many small blocks with short reduction trees, instead
+    of 256 threads that each hold two values and wait on eight barriers twice.
+
+    >>> block_for(64), block_for(512), block_for(768), block_for(100_000)
+    (32, 64, 128, 256)
+    """
+    b = 32
+    while b < BLOCK and b * 8 < n:
+        b *= 2
+    return b
+
 
 # Loads and stores of one storage kind, converting to and from the accumulation type ``A``
 # (16-bit kinds through the shared ``half_io`` conversions).
@@ -198,8 +214,9 @@ def softmax(xp, x, dim: int, log: bool):
     xs = x if last else xp.moveaxis(x, dim, -1)
     x2, n = _rows(xp, xs, 1)
     y2 = xp.empty_like(x2)
-    k = kernel(xp, "softmax", x.dtype, log, BLOCK)
-    k((x2.shape[0],), (BLOCK,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n)))
+    b = block_for(n)
+    k = kernel(xp, "softmax", x.dtype, log, b)
+    k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n)))
     y = y2.reshape(xs.shape)
     return y if last else xp.ascontiguousarray(xp.moveaxis(y, -1, dim))
 
@@ -212,8 +229,9 @@ def layer_norm(xp, x, axes: int, eps: float):
     x2, n = _rows(xp, x, axes)
     y2 = xp.empty_like(x2)
     acc = np.float64 if x.dtype == np.float64 else np.float32
-    k = kernel(xp, "layer_norm", x.dtype, False, BLOCK)
-    k((x2.shape[0],), (BLOCK,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n), acc(eps)))
+    b = block_for(n)
+    k = kernel(xp, "layer_norm", x.dtype, False, b)
+    k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n), acc(eps)))
     return y2.reshape(x.shape)
 
 
@@ -227,10 +245,11 @@ def layer_norm_grad(xp, g, x, axes: int, eps: float):
     g2, _ = _rows(xp, g, axes)
     dx2 = xp.empty_like(x2)
     acc = np.float64 if x.dtype == np.float64 else np.float32
-    k = kernel(xp, "layer_norm_grad", x.dtype, False, BLOCK)
+    b = block_for(n)
+    k = kernel(xp, "layer_norm_grad", x.dtype, False, b)
     args = (raw_view(xp, g2), raw_view(xp, x2), raw_view(xp, dx2), np.int64(n), acc(eps))
-    k((x2.shape[0],), (BLOCK,), args)
+    k((x2.shape[0],), (b,), args)
     return dx2.reshape(x.shape)
 
 
-__all__ = ["softmax", "layer_norm", "layer_norm_grad", "source", "BLOCK"]
+__all__ = ["softmax", "layer_norm", "layer_norm_grad", "source", "block_for", "BLOCK"]
