@@ -180,3 +180,41 @@ def test_conv2d_half_precision(dtype):
     want = F.conv2d(x.to(dtype).float(), w.to(dtype).float(), padding=1).numpy()
     tol = 3e-2 if dtype == ember.bfloat16 else 5e-3
     np.testing.assert_allclose(y.cpu().float().numpy(), want, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_half_precision_batched_matmul_of_strided_views(dtype):
+    """Attention's products: a transposed stack (served at its stride) and heads split from
+    rows (copied first), against float32 products of the same rounded values."""
+    q, k = ember.randn(2, 64, 3, 48).to(dtype), ember.randn(2, 80, 3, 48).to(dtype)
+    qh, kh = q.permute(0, 2, 1, 3), k.permute(0, 2, 1, 3)  # (2, 3, rows, 48) views
+    got = qh.to("cuda") @ kh.to("cuda").transpose(-1, -2)
+    got_t = qh.contiguous().to("cuda") @ kh.contiguous().to("cuda").transpose(-1, -2)
+    want = (qh.float() @ kh.float().transpose(-1, -2)).numpy()
+    tol = 2e-2 if dtype == ember.bfloat16 else 4e-3
+    for out in (got, got_t):
+        assert out.dtype == dtype and tuple(out.shape) == (2, 3, 64, 80)
+        np.testing.assert_allclose(out.cpu().float().numpy(), want, rtol=tol, atol=tol * 8)
+
+
+def test_every_cuda_override_matches_its_body():
+    """Each registered CUDA override on its cases of ``test_overrides.OP_CASES``, on the device
+    (the fake CuPy has no cuDNN: convolutions decline there), against the op's NumPy body."""
+    from ember.backend import cuda, overrides
+    from tests.backend.test_overrides import OP_CASES
+
+    xp, declined = cuda.xp(), []
+    for name, cases in OP_CASES.items():
+        fn = overrides.registered("cuda")[name]
+        for op, arrays, tol in cases:
+            got = fn(op, xp, *(xp.asarray(a) for a in arrays))
+            if got is NotImplemented:
+                declined.append(name)
+                continue
+            want = op.forward(np, *arrays)
+            got = xp.asnumpy(got)
+            assert got.dtype == want.dtype and got.shape == want.shape, op
+            np.testing.assert_allclose(
+                got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, err_msg=str(op)
+            )
+    assert all(".conv." in n for n in declined) if not CUDA else not declined, declined
