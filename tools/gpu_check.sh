@@ -3,7 +3,7 @@
 # project root: the whole cuda suite, `ember train --device cuda` with and without --compile on
 # cnn (digits) and resnet18 (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU
 # benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
-# Every step has its own time limit; together at most 520 s (one device call is 600 s at most).
+# Every step has its own time limit (one device call is 600 s at most: with ONLY, pick steps).
 # ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
 set -u
 base=${OUT:-gpu-logs}
@@ -47,8 +47,13 @@ step train-resnet18 50 python -m ember train --device cuda --model resnet18 \
 step train-resnet18-compiled 50 python -m ember train --device cuda --model resnet18 \
     --data "$out/cifar" --epochs 1 --batch-size 128 --compile -q \
     --out "$out/run-resnet18-compiled"
-step bench-resnet18 80 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled --profile
-step bench-transformer 60 python benchmarks/gpu_transformer.py --steps 5 --repeats 2 --compiled
+step bench-resnet18 80 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled \
+    --dtypes float32,amp_bfloat16,tf32
+step bench-transformer 80 python benchmarks/gpu_transformer.py --steps 5 --repeats 2 --compiled \
+    --dtypes bfloat16,amp_bfloat16,tf32
+step profile-transformer 60 python tools/gpu_profile.py transformer --rows 30
+step profile-resnet18 90 python tools/gpu_profile.py resnet18 --rows 30 --cprofile
+[[ -f tools/gpu_nccl_check.py ]] && step nccl 90 python tools/gpu_nccl_check.py
 step bench-two-layer 30 python benchmarks/gpu_compiled_two_layer.py
 step bench-matmul 20 python benchmarks/gpu_matmul.py --steps 10 --repeats 3
 rm -rf "$out/cifar" "$out"/run-*/tensorboard "$out"/run-*/*.safetensors "$out"/run-*/*/*.safetensors
