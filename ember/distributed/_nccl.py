@@ -304,12 +304,11 @@ def reduce(pg, arr, root: int, op: ReduceOp, what: str, after=None) -> StreamWor
     buf, back = _contiguous(arr, write=True)
     view, dtype, nop = _reduction(comm, buf, op, "reduce")
     p, n = view.data.ptr, view.size
-    mine = pg.rank() == root
 
     def call(stream):
         comm.comm.reduce(p, p, n, dtype, nop, root, stream)
 
-    return comm.launch(what, call, (buf,), _then(back, after) if mine else _then(None))
+    return comm.launch(what, call, (buf,), _then(back, after))
 
 
 def gather(pg, arr, out, root: int, what: str, after=None) -> StreamWork:

@@ -208,6 +208,8 @@ def init_process_group(
     world = MPI.COMM_WORLD
     _agree("RANK", world.rank, rank, os.environ.get("RANK"))
     _agree("WORLD_SIZE", world.size, world_size, os.environ.get("WORLD_SIZE"))
+    if world.size > 1:
+        _abort_on_uncaught_exception()
     nccl = None
     if name == "nccl":
 
@@ -215,14 +217,16 @@ def init_process_group(
             with _mpi.blocking("init_process_group (the NCCL id from rank 0)", limit):
                 return world.bcast(uid, root=0)
 
+        # NCCL's setup waits for every rank without a timeout: a rank failing here must end
+        # the job (the hook aborts while _starting is set: the error leaves it set)
+        _starting[0] = world.size > 1
         device = _nccl_device(device_id, world.rank)
         nccl = _nccl.Communicator.create(world.rank, world.size, device, share)
+        _starting[0] = False
     backend_name = "nccl" if name == "nccl" else "mpi"
     group.WORLD = ProcessGroup(
         world.Dup(), range(world.size), limit, "WORLD", debug, backend_name, nccl
     )
-    if world.size > 1:
-        _abort_on_uncaught_exception()
 
 
 # what launchers set for the world's size (Open MPI, MPICH / Hydra, Slurm) besides WORLD_SIZE
@@ -281,6 +285,9 @@ def _agree(what: str, actual: int, arg: int, env: str | None) -> None:
             )
 
 
+_starting = [False]  # inside the nccl backend's setup at more than one rank
+
+
 def _abort_on_uncaught_exception() -> None:
     """An uncaught exception prints its traceback, then ends every rank (MPI_Abort): left to
     itself, the failing rank would wait in MPI_Finalize and the others in their collective."""
@@ -291,7 +298,7 @@ def _abort_on_uncaught_exception() -> None:
     def hook(exc_type, exc, tb):
         previous(exc_type, exc, tb)
         sys.stderr.flush()
-        if group.WORLD is not None:
+        if group.WORLD is not None or _starting[0]:
             _mpi.mpi().COMM_WORLD.Abort(1)
 
     hook._ember_abort = True

@@ -2,11 +2,12 @@
 
 Names, constants, signatures and errors are CuPy 14.2's (``cupy_backends.cuda.libs.nccl``;
 ``tests/distributed/test_fake_nccl.py`` compares them with the real module where it imports).
-A communicator of ``ndev == 1`` runs every collective by reading and writing the memory behind
-the raw pointers it is given (the arrays whose ``.data`` was taken: ``_gpu.owner_at``); a
-pointer that is no live array's, or one on another GPU than the communicator's, raises
-``NcclError`` as a GPU would fail (an unhandled CUDA error). Larger worlds would need other
-processes: ``NotImplementedError``.
+A communicator runs every collective by reading and writing the memory behind the raw pointers
+it is given (the arrays whose ``.data`` was taken: ``_gpu.owner_at``); a pointer that is no
+live array's, or one on another GPU than the communicator's, raises ``NcclError`` as a GPU
+would fail (an unhandled CUDA error). A world of one rank runs in the process; a world of N
+runs as N MPI processes (``ember run -n N``, NCCL rank r = MPI rank r), the ranks' data
+exchanged over MPI, and two ranks on one (fake) GPU refused as NCCL refuses them.
 
 Streams: each call names its stream by pointer. On a stream that captures, or that joined a
 capture by waiting for an event recorded in it (``_cuda.Event``), the call runs now and is
@@ -112,18 +113,23 @@ def groupEnd() -> None:  # noqa: N802
 
 
 def _run_group(calls: list) -> None:
-    """Sends first, then receives: each receive takes the first unmatched send to it."""
-    sends = [c for c in calls if c[0] == "send"]
-    recvs = [c for c in calls if c[0] == "recv"]
+    """A group's sends and receives: those to this rank pair up in order (a receive takes the
+    first unmatched send); those to other ranks travel over MPI (sends started first)."""
+    own = [c for c in calls if c[4] == c[1]._rank]
+    sends = [c for c in own if c[0] == "send"]
+    recvs = [c for c in own if c[0] == "recv"]
     if len(sends) != len(recvs):
         raise RuntimeError(
             "fakecupy: an NCCL group whose sends and receives to this rank do not pair up would "
             "hang on a GPU"
         )
-    for (_, comm, src, stream), (_, _, dst, _) in zip(sends, recvs):
+    for (_, comm, src, stream, _), (_, _, dst, _, _) in zip(sends, recvs):
         if src.nbytes != dst.nbytes:
             raise NcclError(_ARG)
         comm._launch(stream, [dst], lambda s=src, d=dst: d.write(s.read()))
+    others = [c for c in calls if c[4] != c[1]._rank]
+    for kind, comm, buf, stream, peer in sorted(others, key=lambda c: c[0] != "send"):
+        comm._launch(stream, [buf] if kind == "recv" else [], comm._transfer(kind, buf, peer))
 
 
 class NcclConfig:
@@ -155,6 +161,35 @@ class _Buffer:
             np.frombuffer(raw, self.dtype)[...] = values.astype(self.dtype, copy=False)
 
 
+_REDUCE = {
+    NCCL_SUM: np.add,
+    NCCL_PROD: np.multiply,
+    NCCL_MAX: np.maximum,
+    NCCL_MIN: np.minimum,
+    NCCL_AVG: np.add,
+}
+_TAG = 7077
+
+
+def _mpi_world(ndev: int, rank: int, comm_id: bytes, device: int):
+    """Several ranks: one MPI process each (``ember run -n N``), their data over MPI. The
+    ranks must agree on the id and sit on different GPUs (NCCL refuses two ranks on one)."""
+    from mpi4py import MPI
+
+    world = MPI.COMM_WORLD
+    if world.size != ndev or world.rank != rank:
+        raise NotImplementedError(
+            f"fakecupy: an NCCL world of {ndev} ranks runs as {ndev} MPI processes, rank r as "
+            f"MPI rank r (this is MPI rank {world.rank} of {world.size}, NCCL rank {rank})"
+        )
+    seen = world.allgather((comm_id, device))
+    if any(i != comm_id for i, _ in seen):
+        raise NcclError(_ARG)  # the ranks would wait for each other forever on a GPU
+    if len({d for _, d in seen}) != ndev:
+        raise NcclError(_USAGE)  # "Duplicate GPU detected": two ranks on one GPU
+    return world.Dup()
+
+
 def _index(value, what: str) -> int:
     try:
         return int(value.__index__())
@@ -175,14 +210,11 @@ class NcclCommunicator:
             raise TypeError("Argument 'config' has incorrect type (expected NcclConfig)")
         if not 0 <= rank < ndev:
             raise NcclError(_ARG)
-        if ndev != 1:
-            raise NotImplementedError(
-                "fakecupy: an NCCL world of more than one rank needs other processes; the fake "
-                "runs one rank in one process"
-            )
         self._ndev, self._rank = ndev, rank
         self._device = _gpu.state["device"]
         self._comm = id(self)
+        self._mpi = None if ndev == 1 else _mpi_world(ndev, rank, commId, self._device)
+        self._sends: list = []  # MPI requests of sends made outside a group
 
     @staticmethod
     def initAll(devices):  # noqa: N802
@@ -206,6 +238,12 @@ class NcclCommunicator:
 
     def destroy(self) -> None:
         self._comm = 0
+        for req in self._sends:
+            req.wait()
+        self._sends = []
+        if self._mpi is not None:
+            self._mpi.Free()
+            self._mpi = None
 
     def abort(self) -> None:
         self._comm = 0
@@ -226,33 +264,40 @@ class NcclCommunicator:
     # -- collectives ---------------------------------------------------------------------------
     def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):  # noqa: N802
         send, recv = self._buffers(sendbuf, recvbuf, count, datatype)
-        self._op(op)
-        self._launch(stream, [recv], lambda: recv.write(send.read()))
+        op = self._op(op)
+        self._launch(stream, [recv], lambda: recv.write(self._reduce(op, send.read())))
 
     def reduce(self, sendbuf, recvbuf, count, datatype, op, root, stream):
         self._peer(root)
         send, recv = self._buffers(sendbuf, recvbuf, count, datatype)
-        self._op(op)
-        self._launch(stream, [recv], lambda: recv.write(send.read()))
+        op = self._op(op)
+
+        def run():
+            result = self._reduce(op, send.read())
+            if self._rank == root:
+                recv.write(result)
+
+        self._launch(stream, [recv], run)
 
     def broadcast(self, sendbuff, recvbuff, count, datatype, root, stream):
         self._peer(root)
         send, recv = self._buffers(sendbuff, recvbuff, count, datatype)
-        self._launch(stream, [recv], lambda: recv.write(send.read()))
+        self._launch(stream, [recv], lambda: recv.write(self._bcast(send, root)))
 
     def bcast(self, buff, count, datatype, root, stream):
         self._peer(root)
-        self._buffers(buff, buff, count, datatype)
-        self._launch(stream, [], lambda: None)
+        buf, _ = self._buffers(buff, buff, count, datatype)
+        self._launch(stream, [buf], lambda: buf.write(self._bcast(buf, root)))
 
     def allGather(self, sendbuf, recvbuf, count, datatype, stream):  # noqa: N802
         send, recv = self._buffers(sendbuf, recvbuf, count, datatype, recv_times=self._ndev)
-        self._launch(stream, [recv], lambda: recv.write(send.read()))
+        self._launch(stream, [recv], lambda: recv.write(np.concatenate(self._all(send.read()))))
 
     def reduceScatter(self, sendbuf, recvbuf, recvcount, datatype, op, stream):  # noqa: N802
-        self._op(op)
+        op = self._op(op)
         send, recv = self._buffers(sendbuf, recvbuf, recvcount, datatype, send_times=self._ndev)
-        self._launch(stream, [recv], lambda: recv.write(send.read()[: recv.count]))
+        n, r = recv.count, self._rank
+        self._launch(stream, [recv], lambda: recv.write(self._reduce(op, send.read())[r * n :][:n]))
 
     def send(self, sendbuf, count, datatype, peer, stream):
         self._p2p("send", sendbuf, count, datatype, peer, stream)
@@ -275,9 +320,35 @@ class NcclCommunicator:
             raise NcclError(_ARG)
         return _DTYPES[datatype]
 
-    def _op(self, op) -> None:
-        if _index(op, "op") not in (NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN, NCCL_AVG):
+    def _op(self, op) -> int:
+        op = _index(op, "op")
+        if op not in _REDUCE:
             raise NcclError(_ARG)
+        return op
+
+    # -- the data of other ranks (over MPI when the world has several processes) --------------
+    def _all(self, values: np.ndarray) -> list:
+        """Every rank's ``values``, in rank order."""
+        return [values] if self._mpi is None else self._mpi.allgather(values)
+
+    def _reduce(self, op: int, values: np.ndarray) -> np.ndarray:
+        parts = self._all(values)
+        out = parts[0]
+        for p in parts[1:]:
+            out = _REDUCE[op](out, p)
+        if op == NCCL_AVG:
+            out = out / len(parts)
+        return out.astype(values.dtype)
+
+    def _bcast(self, buf, root: int) -> np.ndarray:
+        mine = buf.read() if self._rank == root else None
+        return mine if self._mpi is None else self._mpi.bcast(mine, root=root)
+
+    def _transfer(self, kind: str, buf, peer: int):
+        """A send to or receive from another rank, as a launch."""
+        if kind == "send":
+            return lambda: self._sends.append(self._mpi.isend(buf.read(), dest=peer, tag=_TAG))
+        return lambda: buf.write(self._mpi.recv(source=peer, tag=_TAG))
 
     def _peer(self, peer) -> None:
         if not 0 <= _index(peer, "peer") < self._ndev:
@@ -295,12 +366,16 @@ class NcclCommunicator:
         self._live()
         self._peer(peer)
         b = _Buffer(_index(buf, "buf"), _index(count, "count"), self._dtype(datatype), self._device)
-        if _group["depth"] == 0:
+        stream, peer = _index(stream, "stream"), _index(peer, "peer")
+        if _group["depth"]:
+            _group["calls"].append((kind, self, b, stream, peer))
+        elif peer == self._rank:
             raise RuntimeError(
                 f"fakecupy: an NCCL {kind} to this rank outside groupStart/groupEnd hangs on a "
                 "GPU (its matching call can never start)"
             )
-        _group["calls"].append((kind, self, b, _index(stream, "stream")))
+        else:
+            self._launch(stream, [b] if kind == "recv" else [], self._transfer(kind, b, peer))
 
     def _launch(self, stream, written: list, fn) -> None:
         """Run ``fn`` now on stream ``stream`` (a pointer); recorded into its capture."""

@@ -55,6 +55,16 @@ def test_ddp_join_with_uneven_inputs_matches_pytorchs_semantics():
     assert out.count("join == PyTorch's uneven-input semantics") == 2, out
 
 
+def test_nccl_backend_at_two_ranks_on_the_fake_gpus():
+    """init_process_group("nccl") under ember run (the id from rank 0 over MPI, one fake GPU
+    per rank, the fake NCCL's data over MPI): collectives against NumPy, and 2-rank NCCL DDP,
+    eager and as a replayed CUDA graph, equal to 1-rank training on the combined batch."""
+    code, out, err, _ = launch("nccl.py")
+    assert code == 0, err[-3000:]
+    assert out.count("36 nccl collective cases passed") == 2, out
+    assert out.count("2-rank NCCL DDP (eager, CUDA graph) == 1-rank training") == 2, out
+
+
 def test_zero_redundancy_optimizer_equals_adam_with_sharded_state():
     code, out, err, _ = launch("zero.py")
     assert code == 0, err[-3000:]
