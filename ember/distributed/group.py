@@ -238,7 +238,7 @@ def _standalone(world_size: int) -> bool:
     up yet): the nccl backend then starts no MPI until a cpu tensor or an object needs it."""
     if "mpi4py.MPI" in sys.modules or world_size not in (-1, 1):
         return False
-    return all(int(os.environ.get(v, "1") or 1) == 1 for v in _SIZE_VARS)
+    return all(os.environ.get(v, "1").strip() in ("", "1") for v in _SIZE_VARS)
 
 
 def _singleton_world():
