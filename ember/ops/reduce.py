@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .. import dtypes as _dt
 from .._errors import EmberError, EmberIndexError
 from .._tensor import Tensor
+from ..backend.kernels import rows as _rows
 from ..backend.kernels import sums as _sums
 from ..backend.overrides import register
 from .base import Op, Spec, apply
@@ -92,7 +93,10 @@ class Sum(Op):
 
 @register(Sum, "cuda")
 def _sum_cuda(op, xp, x):
-    return _sums.leading_sum(xp, x, op.axis, op.keepdim)
+    out = _sums.leading_sum(xp, x, op.axis, op.keepdim)
+    if out is NotImplemented and op.axis == (x.ndim - 1,):
+        out = _rows.row_sum(xp, x, op.keepdim)
+    return out
 
 
 def sum_(x, axis: tuple | None = None, keepdim: bool = False):

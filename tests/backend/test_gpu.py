@@ -62,6 +62,17 @@ def test_softmax_half_precision(dtype):
     _close(y, F.softmax(cpu.float(), 1), rtol=1e-2, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_softmax_gradient_half_precision(dtype):
+    """Its sum over the last axis is a row kernel on the GPU (no float32 copy of the rows)."""
+    cpu, gpu = _pair(16, 300, dtype=dtype)
+    g = ember.randn(16, 300).to(dtype)
+    F.softmax(cpu, 1).backward(g)
+    F.softmax(gpu, 1).backward(g.to("cuda"))
+    assert gpu.grad.dtype == dtype
+    _close(gpu.grad, cpu.grad, rtol=2e-2, atol=2e-3)
+
+
 def test_cross_entropy_matches_cpu():
     cpu, gpu = _pair(64, 10, scale=2.0)
     t = ember.randint(0, 10, (64,))

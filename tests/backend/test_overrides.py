@@ -112,6 +112,8 @@ OP_CASES = {
         (Sum((0,), False), (_rand(40, 7),), 1e-5),
         (Sum((0, 1), True), (_rand(3, 5, 6, dtype=F64),), 1e-12),
         (Sum((0,), False), (_rand(300, 4, dtype=BF16),), 1e-2),
+        (Sum((1,), True), (_rand(6, 300, dtype=BF16),), 1e-2),  # a row kernel per row
+        (Sum((2,), False), (_rand(2, 3, 70, dtype=BF16),), 1e-2),
     ],
     "ember.ops.broadcast.SumTo": [
         (SumTo((7,)), (_rand(5, 8, 7),), 1e-5),

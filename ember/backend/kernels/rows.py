@@ -9,9 +9,10 @@ Rows must be C-contiguous along the reduced axis: the callers move the axis last
 it is not.
 
 These are the CUDA overrides of ``ember.ops.softmax.Softmax`` / ``LogSoftmax`` and
-``ember.ops.norm.LayerNormalize`` / ``LayerNormGradInput`` (registered there): each computes
-the same formula as the op's ``forward``, which is the reference the tests compare it with
-(``layer_norm_grad`` in the form ``rstd * g + k2 * (x - mean) + k3``). Each returns
+``ember.ops.norm.LayerNormalize`` / ``LayerNormGradInput`` (registered there), and ``row_sum``
+serves ``ember.ops.reduce.Sum`` over the last axis of 16-bit arrays (softmax's gradient): each
+computes the same formula as the op's ``forward``, which is the reference the tests compare it
+with (``layer_norm_grad`` in the form ``rstd * g + k2 * (x - mean) + k3``). Each returns
 ``NotImplemented`` where it does not serve the call (no CUDA kernels in ``xp``, an empty array,
 a dtype other than float16 / bfloat16 / float32 / float64), and the op's ``forward`` runs.
 
@@ -166,10 +167,24 @@ extern "C" __global__ void ember_layer_norm_grad(const ST* g, const ST* x, ST* d
 }
 """
 
+# Sum over the last axis of 16-bit rows: float accumulation and one rounding, without the float32
+# copy of the whole array the NumPy body (and CuPy) would make first.
+_ROW_SUM = """
+extern "C" __global__ void ember_row_sum(const ST* x, ST* y, long long n) {
+  __shared__ A red[BLOCK];
+  const ST* xr = x + (long long)blockIdx.x * n;
+  A s = 0;
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += ld(xr[j]);
+  s = block_sum(s, red);
+  if (threadIdx.x == 0) y[blockIdx.x] = st(s);
+}
+"""
+
 _BODIES = {
     "softmax": (_SOFTMAX, "ember_softmax"),
     "layer_norm": (_LAYER_NORM, "ember_layer_norm"),
     "layer_norm_grad": (_LAYER_NORM_GRAD, "ember_layer_norm_grad"),
+    "row_sum": (_ROW_SUM, "ember_row_sum"),
 }
 
 
@@ -252,4 +267,17 @@ def layer_norm_grad(xp, g, x, axes: int, eps: float):
     return dx2.reshape(x.shape)
 
 
-__all__ = ["softmax", "layer_norm", "layer_norm_grad", "source", "block_for", "BLOCK"]
+def row_sum(xp, x, keepdim: bool):
+    """``Sum`` over the last axis of a float16 / bfloat16 array, one block per row, or
+    ``NotImplemented`` (other dtypes: CuPy's own reduction reads them once already)."""
+    if not fused(xp) or x.size == 0 or x.ndim == 0 or not served(x.dtype) or x.itemsize != 2:
+        return NotImplemented
+    x2, n = _rows(xp, x, 1)
+    y = xp.empty(x2.shape[0], x.dtype)
+    b = block_for(n)
+    k = kernel(xp, "row_sum", x.dtype, False, b)
+    k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y), np.int64(n)))
+    return y.reshape(x.shape[:-1] + ((1,) if keepdim else ()))
+
+
+__all__ = ["softmax", "layer_norm", "layer_norm_grad", "row_sum", "source", "block_for", "BLOCK"]
