@@ -36,9 +36,16 @@ def backend_version():
 
 
 class _Tensor:
+    _next_uid = [1]
+
     def __init__(self, name, dim, stride, data_type) -> None:
         self.name, self.dim, self.stride, self.data_type = name, list(dim), list(stride), data_type
         self.output = False
+        self.uid = self._next_uid[0]
+        self._next_uid[0] += 1
+
+    def get_uid(self) -> int:
+        return self.uid
 
     def set_output(self, flag):
         self.output = flag
@@ -113,9 +120,19 @@ class pygraph:  # noqa: N801 (the frontend's name)
     def get_workspace_size(self):
         return 64
 
-    def execute(self, pack, workspace, handle=None):
+    def execute(self, pack, workspace, handle=None, tensor_uids=None):
+        """The frontend's two forms: ``pack`` a dict keyed by tensors, or (with
+        ``tensor_uids``) a list of buffers in the uids' order, every operand bound once."""
         kind, a, b, out, padding, stride, dilation = self.op
         assert isinstance(workspace, int)
+        if tensor_uids is not None:
+            if len(pack) != len(tensor_uids) or len(set(tensor_uids)) != len(tensor_uids):
+                raise ValueError("tensor_uids must list distinct uids, one per buffer")
+            by_uid = {t.uid: t for t in (a, b, out)}
+            if set(tensor_uids) != set(by_uid):
+                raise ValueError(f"the variant pack is missing a buffer for {set(by_uid)}")
+            pack = {by_uid[u]: p for u, p in zip(tensor_uids, pack)}
+            log.append(("ordered", kind))
         ta, tb = (torch.from_numpy(np.array(_array(t, pack[t]))) for t in (a, b))
         geo = dict(stride=stride, padding=padding, dilation=dilation)
         if kind == "fprop":

@@ -315,6 +315,7 @@ def test_cudnn_graphs_compute_the_three_convolutions(xp, fake_cudnn, xs, ws, str
     np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
     kinds = [d for e, d in fake_cudnn.log if e == "execute"]
     assert kinds == ["fprop", "dgrad", "wgrad"]
+    assert [d for e, d in fake_cudnn.log if e == "ordered"] == kinds  # buffers bound by uid
     assert ("deselect", ("TENSOR_CORE",)) not in fake_cudnn.log  # TF32 allowed by default
 
 
