@@ -175,7 +175,7 @@ def _execute(graph, tensors, pointers, workspace: int, handle) -> None:
             uids = tuple(t.get_uid() for t in tensors)
             graph.execute(list(pointers), workspace, handle=handle, tensor_uids=uids)
             return
-        except TypeError:  # a frontend without ordered execution
+        except (TypeError, ValueError):  # a frontend without ordered execution (or layout)
             _ordered[0] = False
     graph.execute(dict(zip(tensors, pointers)), workspace, handle=handle)
 
