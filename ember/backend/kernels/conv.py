@@ -211,6 +211,7 @@ def clear() -> None:
     _graphs.clear()
     _handles.clear()
     _warned.clear()
+    _ordered[0] = True
 
 
 _caches.register("cuDNN plans and handles", clear, lambda: len(_graphs) + len(_handles))
