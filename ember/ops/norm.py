@@ -581,6 +581,14 @@ class BatchNormGradInput(Op):
         return (dg, dx, None, dsums) + ((dw,) if self.weight else ())
 
 
+@register(Affine, "cuda")
+def _affine_cuda(op, xp, y, *wb):
+    a, c, ell = _abc(y.shape, op.start, wb[0].ndim)
+    w = wb[0] if op.weight else None
+    b = wb[-1] if op.bias else None
+    return _bn_kernels.affine(xp, y, w, b, a, c, ell)
+
+
 @register(RunningAverage, "cuda")
 def _running_average_cuda(op, xp, running, stats):
     return _bn_kernels.running_average(xp, running, stats, op.row, op.momentum, op.factor)

@@ -131,6 +131,16 @@ OP_CASES = {
         (ew.ReluGrad(), _relu_grad_inputs(BF16, (7, 9)), 0.0),
         (ew.ReluGrad(), _relu_grad_inputs(np.float16, (33,)), 0.0),
     ],
+    "ember.ops.norm.Affine": [  # layer norm's (trailing dims) and group norm's (dim 1)
+        (Nm.Affine(2, True, True), (_rand(4, 3, 5, 7), _rand(5, 7), _rand(5, 7)), 1e-5),
+        (Nm.Affine(1, True, False), (_rand(2, 3, 4, 5, dtype=F64), _rand(3, dtype=F64)), 1e-13),
+        (Nm.Affine(1, False, True), (_rand(2, 3, 4), _rand(3)), 1e-6),
+        (
+            Nm.Affine(1, True, True),
+            tuple(_rand(*s, dtype=BF16) for s in ((9, 40), (40,), (40,))),
+            1e-1,
+        ),  # fmt: skip
+    ],
     "ember.ops.norm.RunningAverage": [
         (Nm.RunningAverage(0, 0.1), (_rand(7), _rand(2, 7, seed=1)), 1e-6),
         (Nm.RunningAverage(1, 0.3, 64 / 63), (_rand(5, dtype=F64), _rand(2, 5, dtype=F64)), 1e-14),

@@ -15,6 +15,8 @@ reductions), reading every input once.
   coefficients).
 - ``grad_input(g, x, stats, sums, w)``: ``k1 * g + k2 * (x - mean) + k3``, the coefficients
   likewise per element.
+- ``affine(x, w, b)``: ``x * w + b`` per channel of an (A, C, L) view, computed in the
+  accumulation type and rounded once (the ``Affine`` op: layer / group norm's parameters).
 - ``running_average(running, stats, row, momentum, factor)``: a running statistic's update in
   one elementwise kernel (the ``RunningAverage`` op; float32 / float64 buffers), instead of
   five CuPy launches.
@@ -196,11 +198,28 @@ extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx,
 }
 """
 
+_AFFINE = """
+extern "C" __global__ void ember_affine(const ST* x, ST* y, const ST* w, const ST* b,
+                                        long long n_, long long inner_, long long nc_,
+                                        long long flags) {
+  I n = (I)n_, inner = (I)inner_, nc = (I)nc_;
+  I step = (I)blockDim.x * gridDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    I c = (i / inner) % nc;
+    A v = ld(x[i]);
+    if (flags & 1) v = v * ld(w[c]);
+    if (flags & 2) v = v + ld(b[c]);
+    y[i] = st(v);
+  }
+}
+"""
+
 _BODIES = {
     "moments": (_CHUNK + _MERGE + _MOMENTS, ("ember_bn_moments", "ember_bn_moments_final")),
     "sums": (_CHUNK + _SUMS, ("ember_bn_sums", "ember_bn_sums_final")),
     "normalize": (_NORMALIZE, ("ember_bn_normalize",)),
     "grad_input": (_GRAD_INPUT, ("ember_bn_grad_input",)),
+    "affine": (_AFFINE, ("ember_affine",)),
 }
 
 
@@ -305,6 +324,25 @@ def normalize(xp, x, stats, w, b, eps: float):
     i64 = np.int64
     args = (raw_view(xp, x), raw_view(xp, y), stats, w2, b2, acc.type(eps))
     k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(inner), i64(nc), i64(flags)))
+    return y
+
+
+def affine(xp, x, w, b, a: int, c: int, ell: int):
+    """``Affine``: ``x * w + b`` with ``w`` / ``b`` (C values, optional, ``x``'s dtype) per
+    channel of ``x`` viewed as (A, C, L); NotImplemented where it does not serve."""
+    params = [p for p in (w, b) if p is not None]
+    if not fused(xp) or x.size == 0 or not served(x.dtype):
+        return NotImplemented
+    if any(p.dtype != x.dtype for p in params):
+        return NotImplemented
+    x = xp.ascontiguousarray(x)
+    w2, b2 = (x if p is None else xp.ascontiguousarray(p) for p in (w, b))
+    y = xp.empty(x.shape, x.dtype)
+    (k,) = _kernels(xp, "affine", x)
+    i64 = np.int64
+    flags = (w is not None) + 2 * (b is not None)
+    args = (raw_view(xp, x), raw_view(xp, y), raw_view(xp, w2), raw_view(xp, b2))
+    k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(ell), i64(c), i64(flags)))
     return y
 
 
