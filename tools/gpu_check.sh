@@ -51,6 +51,7 @@ step bench-resnet18 80 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 
     --dtypes float32,amp_bfloat16,tf32
 step bench-transformer 80 python benchmarks/gpu_transformer.py --steps 5 --repeats 2 --compiled \
     --dtypes bfloat16,amp_bfloat16,tf32
+step dispatch 40 python benchmarks/dispatch_overhead.py --device cuda --number 1000 --repeats 3
 step profile-transformer 60 python tools/gpu_profile.py transformer --rows 30
 step profile-resnet18 90 python tools/gpu_profile.py resnet18 --rows 30 --cprofile
 [[ -f tools/gpu_nccl_check.py ]] && step nccl 90 python tools/gpu_nccl_check.py
