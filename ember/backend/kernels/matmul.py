@@ -13,12 +13,11 @@ policy applied, and 16-bit products kept on tensor cores.
   and ``CUBLAS_COMPUTE_32F`` (float32 accumulation on tensor cores). An N-D @ 2-D product (a
   Linear layer on a sequence) is folded into one 2-D GEMM here, which keeps 16-bit products on
   tensor cores and saves CuPy's pointer-array batched GEMM for broadcast operands in every dtype.
-- Direct cuBLAS: floating-point products of one dtype go to ``cublasGemmEx`` /
-  ``cublasGemmStridedBatchedEx`` called directly (``kernels.cublas``, the calls a captured
-  step records), with the same compute types (TF32 for float32 only where ember allows it).
-  CuPy's ``matmul`` spent about 0.1 ms of host time a call in an eager bfloat16 transformer
-  step on an H200, and its batched path has no bfloat16 loop (CuPy 14.2). Integers, mixed
-  dtypes and stand-in array modules without cuBLAS take ``xp.matmul``.
+- bfloat16 batches: CuPy 14.2's batched path has no bfloat16 loop; ``xp.matmul`` (ember's
+  CuPy surface, ``ember.backend.arrays``) runs them as one ``cublasGemmStridedBatchedEx``
+  called directly (``kernels.cublas``). Everything else stays with CuPy's ``matmul``: routing
+  all eager products through the direct calls cost more host time per product on an H200
+  (76-96 us against CuPy's 30 us for a 64x100 @ 100x10 product, ``dispatch_overhead.py``).
 - bfloat16 needs CuPy >= 14 with ``ml_dtypes`` (CuPy's optional bfloat16 support).
 
 This ``matmul`` is the CUDA override of ``ember.ops.linalg.MatMul`` (registered there).
@@ -31,14 +30,11 @@ from __future__ import annotations
 
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from ... import _caches
 from .. import cuda as _flags
-from . import cublas, fused
-
-_BF16 = np.dtype(ml_dtypes.bfloat16)
+from . import fused
 
 _COMPUTE_TYPE_DEFAULT = 1  # CuPy's enum values (cupy/_core/_routines_linalg.pxd)
 _COMPUTE_TYPE_TF32 = 7
@@ -100,11 +96,6 @@ def matmul(xp, a, b):
     """``a @ b`` on the GPU with NumPy's semantics (what ``MatMul.forward`` runs there)."""
     if _applied[0] != _flags.state["version"] and fused(xp):
         apply_precision(xp)
-    if a.dtype == b.dtype and a.dtype.kind == "f" or a.dtype == b.dtype == _BF16:
-        try:
-            return cublas.matmul(xp, a, b)
-        except cublas.CaptureUnsupported:
-            pass
     if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] > 0:
         # batch @ matrix: one 2-D GEMM over all rows (16-bit stays on tensor cores)
         out = xp.matmul(a.reshape(-1, a.shape[-1]), b)
