@@ -87,25 +87,19 @@ def test_fusable_takes_16_bit_floats_and_casts_between_floats(d):
 
 
 @pytest.mark.parametrize("d", HALVES)
-def test_a_16_bit_chain_becomes_one_node_and_so_does_a_lone_op(d):
+def test_a_16_bit_chain_becomes_one_node_and_a_lone_op_stays(d):
     out = passes.elementwise_fusion(_graph(d))
     (node,) = [n for n in out.nodes if type(n.op) is FusedElementwise]
     assert node.op.dtype == d.name and len(node.op.program) == 10
     assert [v.dtype for v in node.inputs][:3] == [d, d, F32]
-    prev = _jit.set_mode("sync")  # with numba, one large float32 op alone is a kernel too;
-    try:  # a 16-bit one of any size always is (CuPy's 16-bit loops are slow; NumPy: one step)
-        cases = ((F32, _jit.available(), fuse.SINGLE_MIN), (F32, False, 8), (d, True, 8))
-        for dt, fused, n in cases:
+    prev = _jit.set_mode("sync")  # with numba, one large float32 op alone is a kernel too...
+    try:
+        for dt, fused in ((F32, True), (d, False)):  # ...not a 16-bit one (numba has none)
             g = Graph("f")
-            x = g.add_input((n,), dt, "x")
+            x = g.add_input((fuse.SINGLE_MIN,), dt, "x")
             g.outputs.append(g.add_node(ew.EXP, [x], x.shape, dt))
-            fused_graph = passes.elementwise_fusion(g)
-            ops = [type(n.op).__name__ for n in fused_graph.nodes]
-            assert ops == (["FusedElementwise"] if fused else ["Exp"]), (dt, n)
-            if dt == d:  # its one NumPy step gives the unfused op's bits
-                a = (np.arange(8, dtype=np.float32) / 3).astype(d)
-                (got,), _ = Plan(fused_graph, fused_graph.outputs).run([a], [])
-                np.testing.assert_array_equal(got.view(np.uint16), np.exp(a).view(np.uint16))
+            ops = [type(n.op).__name__ for n in passes.elementwise_fusion(g).nodes]
+            assert ops == (["FusedElementwise"] if fused and _jit.available() else ["Exp"])
     finally:
         _jit.set_mode(prev)
 

@@ -35,9 +35,6 @@ step counter, a loss).
 
 With numba, one large float32 / float64 op alone becomes a kernel too (``SINGLE_MIN``), and so
 does one of any size whose NumPy body makes several passes (``numpy_passes``: ``ReluGrad``).
-A lone float16 / bfloat16 op always does: on cuda CuPy's 16-bit loops ran 4-6x slower than
-memory allows (a bfloat16 multiply of 6.3M values took 61 us on an H200, a generated kernel
-about 15), and on the CPU the program runs its one NumPy step, as the unfused node would.
 
 Nodes are not moved across an op that writes state while the graph runs (an optimizer update).
 
@@ -466,12 +463,9 @@ def elementwise_fusion(graph: Graph) -> Graph:
         members, owned = _group(root, uses, keep, pos, barrier_before[i], assigned)
         out = root.output
         if len(members) < 2 and not (
-            out.dtype.itemsize == 2  # 16-bit: CuPy's own loops are several times slower
-            or (
-                big
-                and out.dtype.name in _jit.NUMBA_TYPES
-                and (math.prod(out.shape) >= SINGLE_MIN or root.op.numpy_passes > 1)
-            )
+            big
+            and out.dtype.name in _jit.NUMBA_TYPES
+            and (math.prod(out.shape) >= SINGLE_MIN or root.op.numpy_passes > 1)
         ):
             needed.update(x.id for x in root.inputs)
             continue
