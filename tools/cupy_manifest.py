@@ -319,6 +319,12 @@ def describe(name: str, obj, numpy_module) -> dict:
     return entry
 
 
+# Submodules CuPy imports only when asked (``import cupy.cuda.nccl``): they become attributes of
+# their package after the first import anywhere in the process, so they are not manifest names
+# (the fake serves ``cupy.cuda.nccl`` the same way, on request).
+ON_REQUEST = {("cupy.cuda", "nccl")}
+
+
 def namespace(path: str) -> dict:
     mod = _resolve(path)
     np_mod = None
@@ -328,7 +334,7 @@ def namespace(path: str) -> dict:
             np_mod = _resolve(path.replace("cupy", "numpy", 1))
         except (ImportError, AttributeError):
             np_mod = None
-    names = sorted(n for n in dir(mod) if not n.startswith("_"))
+    names = sorted(n for n in dir(mod) if not n.startswith("_") and (path, n) not in ON_REQUEST)
     if path == "cupy._core._routines_linalg":
         names = [n for n in names if n.startswith(("COMPUTE_TYPE", "set_compute", "get_compute"))]
     out = {}
