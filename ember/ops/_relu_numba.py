@@ -70,14 +70,19 @@ def _dense(fn, *arrays):
     return out
 
 
-def relu(x):
-    """``Relu``'s result in ``x``'s memory layout, or None where the kernel does not serve.
+MIN_SIZE = 8192  # below this NumPy's one-pass maximum is faster (this CPU: 1.5 against 4.9 us
+# at 640 values, 4.9 against 7.8 at 4096; 15 against 10 at 16384, 190 against 42 at 262144)
 
-    >>> r = relu(np.array([-1.0, 2.0, np.nan], np.float32))
-    >>> r is None or str(r.tolist()) == "[0.0, 2.0, nan]"
+
+def relu(x):
+    """``Relu``'s result in ``x``'s memory layout, or None where the kernel does not serve
+    (also below ``MIN_SIZE`` values, where the op's NumPy body is faster).
+
+    >>> r = relu(np.array([-1.0, 2.0, np.nan] * MIN_SIZE, np.float32))
+    >>> r is None or str(r[:3].tolist()) == "[0.0, 2.0, nan]"
     True
     """
-    return _dense("relu", x)
+    return _dense("relu", x) if x.size >= MIN_SIZE else None
 
 
 def relu_grad(g, y):
