@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
+from .optim import specialize
 from .rows import _IO
 
 BLOCK = 256  # threads per block (a power of two); grid-stride loops cover any size
@@ -380,8 +381,6 @@ def running_average(xp, running, stats, row: int, momentum: float, factor: float
         return NotImplemented
     if stats.dtype != running.dtype:
         return NotImplemented
-    from .optim import specialize
-
     ins, outs, op = specialize(_RUNNING, running.dtype)  # A: the buffer's own float32 / 64
     k = cached(("batchnorm", "running", running.dtype.str), lambda: xp.ElementwiseKernel(
         ins, outs, op, "ember_bn_running"))  # fmt: skip

@@ -32,6 +32,7 @@ from .. import cuda as _flags
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from . import conv as _conv
 from .matmul import apply_precision, state_applied
+from .rows import _IO
 
 
 def _ones(xp, rows: int, dtype, device: int):
@@ -108,8 +109,6 @@ extern "C" __global__ void ember_affine_sums_final(const A* part, A* out, long l
 
 
 def _affine_kernels(xp, dtype):
-    from .rows import _IO
-
     storage = storage_kind(dtype)
     acc, io = _IO[storage]
     code = f"typedef {acc} A;\n" + io + _AFFINE_SUMS
