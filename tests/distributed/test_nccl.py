@@ -16,6 +16,7 @@ from ember import nn
 from ember.distributed import _mpi
 from ember.nn.parallel import DistributedDataParallel as DDP
 from tests.conftest import CUDA, FAKE_CUDA, NO_CUDA_REASON
+from tests.distributed._ddp_case import Net, train
 
 pytestmark = [
     pytest.mark.gpu,
@@ -155,42 +156,11 @@ def test_a_collective_left_unwaited_in_a_capture_is_refused(nccl):
             stream.end_capture()
 
 
-class _Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(4, 8)
-        self.fc2 = nn.Linear(8, 3)
-
-    def forward(self, x):
-        return self.fc2(ember.tanh(self.fc1(x)))
-
-
-def _train(model, steps, compiled=False, runs=None):
-    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    rng = np.random.default_rng(0)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return loss
-
-    run = ember.compile(step) if compiled else step
-    for _ in range(steps):
-        x = _cuda(rng.standard_normal((8, 4), np.float32))
-        y = _cuda(rng.standard_normal((8, 3), np.float32))
-        run(x, y)
-    if runs is not None:
-        runs.append(run)
-    return [_host(p) for p in model.parameters()]
-
-
 def _pair():
     ember.manual_seed(7)
-    plain = _Net().to("cuda")
+    plain = Net().to("cuda")
     ember.manual_seed(7)
-    wrapped = _Net().to("cuda")
+    wrapped = Net().to("cuda")
     return plain, wrapped
 
 
@@ -198,7 +168,7 @@ def test_one_rank_nccl_ddp_step_equals_a_plain_step(nccl):
     plain, wrapped = _pair()
     ddp = DDP(wrapped, bucket_cap_mb=0.0001)  # several buckets, each through NCCL
     assert len(ddp.reducer.buckets) > 2
-    for a, b in zip(_train(plain, 5), _train(ddp, 5)):
+    for a, b in zip(train(plain)[0], train(ddp)[0]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
@@ -251,10 +221,10 @@ def test_compiled_nccl_ddp_step_replays_in_a_cuda_graph(nccl, monkeypatch):
     buckets = len(ddp.reducer.buckets)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # "runs without a CUDA graph"
-        with_graph = _train(ddp, 5, compiled=True, runs=(compiled := []))
-    for a, b in zip(_train(plain, 5), with_graph):
+        with_graph, compiled = train(ddp, compiled=True)
+    for a, b in zip(train(plain)[0], with_graph):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
-    runner = compiled[0]._latest.runner
+    runner = compiled._latest.runner
     assert runner.disabled is None and runner.captures == 1 and runner.replays == 3
     if nccl is not None:
         assert len(graphs) == 1

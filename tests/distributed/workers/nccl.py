@@ -14,11 +14,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirna
 
 import ember  # noqa: E402
 import ember.distributed as dist  # noqa: E402
-from ember import nn  # noqa: E402
 from ember.backend.kernels import cublas as _cublas  # noqa: E402
 from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 from tests import _fakecupy  # noqa: E402
 from tests._fakecupy._functions import cublas_matmul  # noqa: E402
+from tests.distributed._ddp_case import Net, train  # noqa: E402
 
 fake = _fakecupy.reset()
 ember.backend.cuda.install(fake)
@@ -105,43 +105,14 @@ assert objs == [{"rank": r} for r in range(N)], objs
 print(f"rank {R}: {cases} nccl collective cases passed", flush=True)
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(4, 8)
-        self.fc2 = nn.Linear(8, 3)
-
-    def forward(self, x):
-        return self.fc2(ember.tanh(self.fc1(x)))
-
-
-def train(model, halves: bool, compiled: bool = False):
-    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-
-    def step(x, y):
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-
-    run = ember.compile(step) if compiled else step
-    rng = np.random.default_rng(0)
-    for _ in range(5):
-        x = rng.standard_normal((8, 4), np.float32)
-        y = rng.standard_normal((8, 3), np.float32)
-        if halves:
-            x, y = x[4 * R : 4 * R + 4], y[4 * R : 4 * R + 4]
-        run(gpu(x), gpu(y))
-    return [host(p) for p in model.parameters()], run
-
-
 ember.manual_seed(3)
-reference, _ = train(Net().to("cuda"), halves=False)
+reference, _ = train(Net().to("cuda"))
 for compiled in (False, True):
     ember.manual_seed(3 if R == 0 else 4)  # rank 1 starts elsewhere: DDP copies rank 0's
     ddp = DDP(Net().to("cuda"), bucket_cap_mb=0.0001)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # a compiled step without a CUDA graph
-        params, run = train(ddp, halves=True, compiled=compiled)
+        params, run = train(ddp, compiled=compiled, rank=R)
     for a, b in zip(reference, params):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
     if compiled:
