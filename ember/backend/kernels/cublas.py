@@ -122,9 +122,9 @@ def _cublas(cp):
             _lib[0] = lib
             break
         else:
-            _lib[0] = CaptureUnsupported(f"cuBLAS could not be loaded ({errors[-1]})")
-    if isinstance(_lib[0], CaptureUnsupported):
-        raise _lib[0]
+            _lib[0] = f"cuBLAS could not be loaded ({errors[-1]})"  # remembered: tried once
+    if isinstance(_lib[0], str):
+        raise CaptureUnsupported(_lib[0])  # a new exception each time (no growing traceback)
     return _lib[0]
 
 
