@@ -367,8 +367,10 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 def set_num_threads(n: int) -> None:
-    """Cap the threads ember's own parallel CPU work uses (the convolutions' copy workers);
-    ``get_num_threads`` reports it. BLAS keeps the threads it started with.
+    """The threads ember's CPU work uses, as ``torch.set_num_threads``: numba's threads, over
+    which ember splits its kernels and large matrix products, each product's part on one
+    OpenBLAS thread (``ember.backend.blas``); with 1, or without numba, OpenBLAS gets ``n``.
+    ``get_num_threads`` reports it.
 
     >>> import ember
     >>> ember.set_num_threads(1); ember.get_num_threads()
@@ -402,8 +404,24 @@ def blas_threads(cores: int | None = None) -> int:
     >>> blas_threads(cores=4) >= 1
     True
     """
+    if cores is None:
+        if _blas_start is None:
+            _set_blas_start(_blas_env(CORES))
+        return _blas_start
+    return _blas_env(cores)
+
+
+_blas_start: int | None = None  # read once: OpenBLAS reads its environment when it loads
+
+
+def _set_blas_start(n: int) -> None:
+    global _blas_start
+    _blas_start = n
+
+
+def _blas_env(cores: int) -> int:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(var, "")
         if value.split(",")[0].strip().isdigit():
             return max(1, int(value.split(",")[0]))
-    return CORES if cores is None else cores
+    return cores

@@ -26,7 +26,7 @@ from ..backend import jit as _jit
 
 SOURCE = """
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 
 
 def rc(t, nd):
@@ -41,11 +41,11 @@ I = types.int64
 SIGS = [types.void(rc(t, 4), wc(t, 6), I, I, I, I, I, I) for t in (types.float32, types.float64)]
 
 
-@njit(SIGS, cache=True, nogil=True, error_model="numpy")
+@njit(SIGS, cache=True, nogil=True, error_model="numpy", parallel=True)
 def gather(x, cols, sh, sw, ph, pw, dh, dw):
     n, h, w, c = x.shape
     ho, wo, kh, kw = cols.shape[1], cols.shape[2], cols.shape[3], cols.shape[4]
-    for b in range(n):
+    for b in prange(n):  # images over numba's threads
         for oh in range(ho):
             for ow in range(wo):
                 for i in range(kh):
@@ -65,13 +65,14 @@ def gather(x, cols, sh, sw, ph, pw, dh, dw):
     cache=True,
     nogil=True,
     error_model="numpy",
+    parallel=True,
 )
 def scatter(cols, out, sh, sw, dh, dw):
     n, ho, wo, kh, kw, c = cols.shape
     if dw == 1:  # a window's row is kw * c contiguous values in both: one vector loop
         rows = cols.reshape((n, ho, wo, kh, kw * c))
         flat = out.reshape((n, out.shape[1], out.shape[2] * c))
-        for b in range(n):
+        for b in prange(n):
             for oh in range(ho):
                 for ow in range(wo):
                     at = ow * sw * c
@@ -81,7 +82,7 @@ def scatter(cols, out, sh, sw, dh, dw):
                         for k in range(kw * c):
                             dst[k] += src[k]
         return
-    for b in range(n):
+    for b in prange(n):
         for oh in range(ho):
             for ow in range(wo):
                 for i in range(kh):

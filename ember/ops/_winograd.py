@@ -69,13 +69,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _config
+from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
 
 SOURCE = """
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 
 
 def ra(t, nd):
@@ -92,6 +92,7 @@ def wc(t, nd):
 
 I = types.int64
 F = (types.float32, types.float64)
+PARTS = 16  # blocks of a loop for numba's threads (each allocates its scratch once)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -109,7 +110,7 @@ def _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3):
 
 @njit(
     [types.void(rc(t, 4), wc(t, 3), I, I, I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy",
+    cache=True, nogil=True, error_model="numpy", parallel=True,
 )
 def input_tf(x, v, b0, ph, pw, th, tw):
     # x: (N, H, W, C) channels-last; v: (16, nb * th * tw, C) for images b0 .. b0 + nb.
@@ -119,173 +120,185 @@ def input_tf(x, v, b0, ph, pw, th, tw):
     n, h, w, c = x.shape
     nb = v.shape[1] // (th * tw)
     xf = x.reshape((n, h, w * c))
-    edge = np.empty((4, w * c), v.dtype)
-    rows = np.zeros((4, 2 * tw + 2, c), v.dtype)  # B^T d over a row of tiles, zero-padded
     lo, hi = pw * c, (pw + w) * c
-    for bb in range(nb):
-        b = b0 + bb
-        for i in range(th):
-            p0 = (bb * th + i) * tw
-            r0 = rows[0].reshape(-1)[lo:hi]
-            r1 = rows[1].reshape(-1)[lo:hi]
-            r2 = rows[2].reshape(-1)[lo:hi]
-            r3 = rows[3].reshape(-1)[lo:hi]
-            top = 2 * i - ph
-            if 0 <= top and top + 3 < h:
-                _rows_bt(xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3], r0, r1, r2, r3)
-            else:  # a row of tiles reaching into the padding
+    parts = min(nb, PARTS)
+    for part in prange(parts):  # images in PARTS blocks over numba's threads, scratch per block
+        edge = np.empty((4, w * c), v.dtype)
+        rows = np.zeros((4, 2 * tw + 2, c), v.dtype)  # B^T d over a row of tiles, zero-padded
+        for bb in range(nb * part // parts, nb * (part + 1) // parts):
+            b = b0 + bb
+            for i in range(th):
+                p0 = (bb * th + i) * tw
+                r0 = rows[0].reshape(-1)[lo:hi]
+                r1 = rows[1].reshape(-1)[lo:hi]
+                r2 = rows[2].reshape(-1)[lo:hi]
+                r3 = rows[3].reshape(-1)[lo:hi]
+                top = 2 * i - ph
+                if 0 <= top and top + 3 < h:
+                    d0, d1, d2, d3 = xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3]
+                    _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3)
+                else:  # a row of tiles reaching into the padding
+                    for r in range(4):
+                        if 0 <= top + r < h:
+                            edge[r] = xf[b, top + r]
+                        else:
+                            edge[r] = 0
+                    _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
                 for r in range(4):
-                    if 0 <= top + r < h:
-                        edge[r] = xf[b, top + r]
-                    else:
-                        edge[r] = 0
-                _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
-            for r in range(4):
-                t = rows[r]
-                v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]
-                for j in range(tw):
-                    e0, e1, e2, e3 = t[2 * j], t[2 * j + 1], t[2 * j + 2], t[2 * j + 3]
-                    o0, o2 = v0[p0 + j], v2[p0 + j]
-                    for ch in range(c):
-                        o0[ch] = e0[ch] - e2[ch]
-                        o2[ch] = e2[ch] - e1[ch]
-                    o1, o3 = v1[p0 + j], v3[p0 + j]
-                    for ch in range(c):
-                        o1[ch] = e1[ch] + e2[ch]
-                        o3[ch] = e1[ch] - e3[ch]
+                    t = rows[r]
+                    v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]
+                    for j in range(tw):
+                        e0, e1, e2, e3 = t[2 * j], t[2 * j + 1], t[2 * j + 2], t[2 * j + 3]
+                        o0, o2 = v0[p0 + j], v2[p0 + j]
+                        for ch in range(c):
+                            o0[ch] = e0[ch] - e2[ch]
+                            o2[ch] = e2[ch] - e1[ch]
+                        o1, o3 = v1[p0 + j], v3[p0 + j]
+                        for ch in range(c):
+                            o1[ch] = e1[ch] + e2[ch]
+                            o3[ch] = e1[ch] - e3[ch]
 
 
 @njit(
     [types.void(rc(t, 3), wc(t, 4), I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy",
+    cache=True, nogil=True, error_model="numpy", parallel=True,
 )
 def output_tf(m, y, b0, th, tw):
     # m: (16, nb * th * tw, O); y: (N, Ho, Wo, O), images b0 .. b0 + nb written
     n, ho, wo, o = y.shape
     nb = m.shape[1] // (th * tw)
-    u = np.empty((8, o), y.dtype)  # A^T m: 2 rows of 4
-    for bb in range(nb):
-        b = b0 + bb
-        for i in range(th):
-            for j in range(tw):
-                p = (bb * th + i) * tw + j
-                for s in range(4):  # rows of A^T times m's rows
-                    m0, m1, m2, m3 = m[s, p], m[4 + s, p], m[8 + s, p], m[12 + s, p]
-                    u0, u1 = u[s], u[4 + s]
-                    for oc in range(o):
-                        u0[oc] = m0[oc] + m1[oc] + m2[oc]
-                        u1[oc] = m1[oc] - m2[oc] - m3[oc]
-                for r in range(2):  # then times A: columns
-                    oh = 2 * i + r
-                    if oh >= ho:
-                        continue
-                    q0, q1, q2, q3 = u[4 * r], u[4 * r + 1], u[4 * r + 2], u[4 * r + 3]
-                    y0 = y[b, oh, 2 * j]
-                    if 2 * j + 1 < wo:
-                        y1 = y[b, oh, 2 * j + 1]
+    parts = min(nb, PARTS)
+    for part in prange(parts):
+        u = np.empty((8, o), y.dtype)  # A^T m: 2 rows of 4
+        for bb in range(nb * part // parts, nb * (part + 1) // parts):
+            b = b0 + bb
+            for i in range(th):
+                for j in range(tw):
+                    p = (bb * th + i) * tw + j
+                    for s in range(4):  # rows of A^T times m's rows
+                        m0, m1, m2, m3 = m[s, p], m[4 + s, p], m[8 + s, p], m[12 + s, p]
+                        u0, u1 = u[s], u[4 + s]
                         for oc in range(o):
-                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
-                            y1[oc] = q1[oc] - q2[oc] - q3[oc]
-                    else:
-                        for oc in range(o):
-                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
+                            u0[oc] = m0[oc] + m1[oc] + m2[oc]
+                            u1[oc] = m1[oc] - m2[oc] - m3[oc]
+                    for r in range(2):  # then times A: columns
+                        oh = 2 * i + r
+                        if oh >= ho:
+                            continue
+                        q0, q1, q2, q3 = u[4 * r], u[4 * r + 1], u[4 * r + 2], u[4 * r + 3]
+                        y0 = y[b, oh, 2 * j]
+                        if 2 * j + 1 < wo:
+                            y1 = y[b, oh, 2 * j + 1]
+                            for oc in range(o):
+                                y0[oc] = q0[oc] + q1[oc] + q2[oc]
+                                y1[oc] = q1[oc] - q2[oc] - q3[oc]
+                        else:
+                            for oc in range(o):
+                                y0[oc] = q0[oc] + q1[oc] + q2[oc]
 
 
 @njit(
     [types.void(ra(t, 4), wc(t, 3)) for t in F],
-    cache=True, nogil=True, error_model="numpy",
+    cache=True, nogil=True, error_model="numpy", parallel=True,
 )
 def weight_tf(w, u):
     # w: (O, C, 3, 3) any strides; u: (16, C, O) = G w G^T per (c, o)
     o, c = w.shape[0], w.shape[1]
     half = u.dtype.type(0.5)
-    t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
-    for ch in range(c):
-        for oc in range(o):  # G w: rows (G's rows 1 and 2 halve sums)
-            for s in range(3):
-                g0, g1, g2 = w[oc, ch, 0, s], w[oc, ch, 1, s], w[oc, ch, 2, s]
-                t[s, oc] = g0
-                t[3 + s, oc] = half * (g0 + g1 + g2)
-                t[6 + s, oc] = half * (g0 - g1 + g2)
-                t[9 + s, oc] = g2
-        for r in range(4):  # (G w) G^T: columns
-            q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
-            u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
-            for oc in range(o):
-                u0[oc] = q0[oc]
-                u3[oc] = q2[oc]
-            for oc in range(o):
-                u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
-                u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
+    parts = min(c, PARTS)
+    for part in prange(parts):
+        t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
+        for ch in range(c * part // parts, c * (part + 1) // parts):
+            for oc in range(o):  # G w: rows (G's rows 1 and 2 halve sums)
+                for s in range(3):
+                    g0, g1, g2 = w[oc, ch, 0, s], w[oc, ch, 1, s], w[oc, ch, 2, s]
+                    t[s, oc] = g0
+                    t[3 + s, oc] = half * (g0 + g1 + g2)
+                    t[6 + s, oc] = half * (g0 - g1 + g2)
+                    t[9 + s, oc] = g2
+            for r in range(4):  # (G w) G^T: columns
+                q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
+                u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
+                for oc in range(o):
+                    u0[oc] = q0[oc]
+                    u3[oc] = q2[oc]
+                for oc in range(o):
+                    u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
+                    u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
 
 
 @njit(
     [types.void(rc(t, 4), wc(t, 3), I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy",
+    cache=True, nogil=True, error_model="numpy", parallel=True,
 )
 def grad_tf(g, z, b0, th, tw):
     # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, nb * th * tw, O) = A g A^T per
     # 2x2 tile (zeros past an odd Ho or Wo), for images b0 .. b0 + nb
     n, ho, wo, o = g.shape
     nb = z.shape[1] // (th * tw)
-    d = np.zeros((4, o), z.dtype)  # the 2x2 tile, [2 * row + column, o]
-    t = np.empty((8, o), z.dtype)  # A g: 4 rows of 2
-    for bb in range(nb):
-        b = b0 + bb
-        for i in range(th):
-            for j in range(tw):
-                p = (bb * th + i) * tw + j
-                for r in range(2):
-                    for s in range(2):
-                        dk = d[2 * r + s]
-                        if 2 * i + r < ho and 2 * j + s < wo:
-                            src = g[b, 2 * i + r, 2 * j + s]
-                            for oc in range(o):
-                                dk[oc] = src[oc]
-                        else:
-                            for oc in range(o):
-                                dk[oc] = 0
-                for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
-                    g0, g1 = d[s], d[2 + s]
-                    t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
-                    for oc in range(o):
-                        t0[oc] = g0[oc]
-                        t3[oc] = -g1[oc]
-                    for oc in range(o):
-                        t1[oc] = g0[oc] + g1[oc]
-                        t2[oc] = g0[oc] - g1[oc]
-                for r in range(4):  # then times A^T: columns
-                    e0, e1 = t[2 * r], t[2 * r + 1]
-                    z0, z1, z2, z3 = z[4 * r, p], z[4 * r + 1, p], z[4 * r + 2, p], z[4 * r + 3, p]
-                    for oc in range(o):
-                        z0[oc] = e0[oc]
-                        z3[oc] = -e1[oc]
-                    for oc in range(o):
-                        z1[oc] = e0[oc] + e1[oc]
-                        z2[oc] = e0[oc] - e1[oc]
+    parts = min(nb, PARTS)
+    for part in prange(parts):
+        d = np.zeros((4, o), z.dtype)  # the 2x2 tile, [2 * row + column, o]
+        t = np.empty((8, o), z.dtype)  # A g: 4 rows of 2
+        for bb in range(nb * part // parts, nb * (part + 1) // parts):
+            b = b0 + bb
+            for i in range(th):
+                for j in range(tw):
+                    p = (bb * th + i) * tw + j
+                    for r in range(2):
+                        for s in range(2):
+                            dk = d[2 * r + s]
+                            if 2 * i + r < ho and 2 * j + s < wo:
+                                src = g[b, 2 * i + r, 2 * j + s]
+                                for oc in range(o):
+                                    dk[oc] = src[oc]
+                            else:
+                                for oc in range(o):
+                                    dk[oc] = 0
+                    for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
+                        g0, g1 = d[s], d[2 + s]
+                        t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
+                        for oc in range(o):
+                            t0[oc] = g0[oc]
+                            t3[oc] = -g1[oc]
+                        for oc in range(o):
+                            t1[oc] = g0[oc] + g1[oc]
+                            t2[oc] = g0[oc] - g1[oc]
+                    for r in range(4):  # then times A^T: columns
+                        e0, e1 = t[2 * r], t[2 * r + 1]
+                        z0, z1 = z[4 * r, p], z[4 * r + 1, p]
+                        z2, z3 = z[4 * r + 2, p], z[4 * r + 3, p]
+                        for oc in range(o):
+                            z0[oc] = e0[oc]
+                            z3[oc] = -e1[oc]
+                        for oc in range(o):
+                            z1[oc] = e0[oc] + e1[oc]
+                            z2[oc] = e0[oc] - e1[oc]
 
 
 @njit(
     [types.void(rc(t, 3), wc(t, 4)) for t in F],
-    cache=True, nogil=True, error_model="numpy",
+    cache=True, nogil=True, error_model="numpy", parallel=True,
 )
 def weight_back_tf(du, dw):
     # du: (16, C, O) gradient of the transformed weights; dw: (O, C, 3, 3) = G^T du G
     c, o = du.shape[1], du.shape[2]
     half = dw.dtype.type(0.5)
-    t = np.empty((3, 4), dw.dtype)  # G^T du
-    for oc in range(o):
-        for ch in range(c):
-            for s in range(4):  # G^T du: rows
-                q0, q1 = du[s, ch, oc], du[4 + s, ch, oc]
-                q2, q3 = du[8 + s, ch, oc], du[12 + s, ch, oc]
-                t[0, s] = q0 + half * (q1 + q2)
-                t[1, s] = half * (q1 - q2)
-                t[2, s] = half * (q1 + q2) + q3
-            for r in range(3):  # then times G: columns
-                dw[oc, ch, r, 0] = t[r, 0] + half * (t[r, 1] + t[r, 2])
-                dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
-                dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
+    parts = min(o, PARTS)
+    for part in prange(parts):
+        t = np.empty((3, 4), dw.dtype)  # G^T du
+        for oc in range(o * part // parts, o * (part + 1) // parts):
+            for ch in range(c):
+                for s in range(4):  # G^T du: rows
+                    q0, q1 = du[s, ch, oc], du[4 + s, ch, oc]
+                    q2, q3 = du[8 + s, ch, oc], du[12 + s, ch, oc]
+                    t[0, s] = q0 + half * (q1 + q2)
+                    t[1, s] = half * (q1 - q2)
+                    t[2, s] = half * (q1 + q2) + q3
+                for r in range(3):  # then times G: columns
+                    dw[oc, ch, r, 0] = t[r, 0] + half * (t[r, 1] + t[r, 2])
+                    dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
+                    dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
 
 
 kernel = input_tf
@@ -303,9 +316,6 @@ def kernels(dtype):
 
 
 ENABLED = True  # False: every convolution takes im2col + GEMM (A/B benchmarks, tests)
-
-# OpenBLAS starts its threads once, as its environment says (``_config.blas_threads``).
-_ONE_THREAD = _config.blas_threads() == 1
 
 
 def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
@@ -347,7 +357,7 @@ def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
     if not ENABLED or c * o < 16 * (c + o):
         return False
     work = n * ((ho + 1) // 2) * ((wo + 1) // 2) * c * o
-    return work >= (MIN_WORK if _ONE_THREAD else MIN_WORK_THREADED)
+    return work >= (MIN_WORK if _blas.one_thread() else MIN_WORK_THREADED)
 
 
 def _tiles(h: int, w: int, padding) -> tuple:
@@ -398,7 +408,7 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
             v = _scratch(xp, "wino_v", (16, tiles, c), x.dtype)
         m = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
         mod.input_tf(xt, v, b0, ph, pw, th, tw)
-        np.matmul(v, u, out=m)
+        _blas.matmul(v, u, out=m)
         mod.output_tf(m, y, b0, th, tw)
     y = y.transpose(0, 3, 1, 2)
     return (y, kept) if keep else y
@@ -429,7 +439,7 @@ def grad_weight3x3(xp, x, g, padding, v=None):
             mod.input_tf(xt, v, b0, ph, pw, th, tw)
         z = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
         mod.grad_tf(gt, z, b0, th, tw)
-        np.matmul(v.transpose(0, 2, 1), z, out=part)
+        _blas.matmul(v.transpose(0, 2, 1), z, out=part)
         if part is not du:
             du += part
     dw = np.empty((o, c, 3, 3), x.dtype)

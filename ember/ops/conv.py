@@ -67,6 +67,7 @@ import numpy as np
 from .. import _config
 from .._config import state
 from .._errors import ShapeError
+from ..backend import blas as _blas
 from ..backend import memory as _memory
 from ..backend import overrides
 from ..backend.arrays import strided_view
@@ -403,6 +404,11 @@ def _nhwc_rows(g):
     return g.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
 
 
+def _matmul(xp, a, b, out=None):
+    """``xp.matmul``; on the host split over numba's threads where that pays (``backend.blas``)."""
+    return _blas.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
+
+
 def _keep_dtype(out, like):
     """``out`` in ``like``'s dtype: NumPy's bfloat16 (ml_dtypes) matmul answers in float32."""
     return out if out.dtype == like.dtype else out.astype(like.dtype)
@@ -445,7 +451,7 @@ class Conv2d(_ConvParams):
                 cols, _, _ = im2col(
                     xp, xb, (kh, kw), s, p, d, self._slot, layout="planar", keep=len(spans) == 1
                 )
-                xp.matmul(wm, cols, out=out[b0:b1])  # (nb, O, Ho * Wo)
+                _matmul(xp, wm, cols, out=out[b0:b1])  # (nb, O, Ho * Wo)
             _forget_blocks(spans, self._slot)
             return _keep_dtype(out.reshape(n, o, ho, wo), x)
         wm = _weight_matrix(xp, w, g)
@@ -457,7 +463,7 @@ class Conv2d(_ConvParams):
             cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot, keep=one, fill=fill)
             dst = out[b0 * rows : b1 * rows]
             if g == 1:
-                xp.matmul(cols, wm[0], out=dst)
+                _matmul(xp, cols, wm[0], out=dst)
             else:
                 dst[...] = _ungrouped(xp.matmul(_grouped(cols, g, kh * kw), wm), g, 1)
         _forget_blocks(spans, self._slot)
@@ -548,7 +554,7 @@ class Conv2dGradInput(Op):
                 for j in range(kw):
                     cols = slice(j * dw, j * dw + sw * (wo - 1) + 1, sw)
                     if groups == 1:
-                        xp.matmul(g2, wk[i, j, 0], out=part[0])
+                        _matmul(xp, g2, wk[i, j, 0], out=part[0])
                         dx[:, rows, cols] += part[0].reshape(nb, ho, wo, c)
                     else:
                         xp.matmul(g2, wk[i, j], out=part)
@@ -599,7 +605,7 @@ class Conv2dGradWeight(Op):
                 g3 = gb.reshape(b1 - b0, o, ho * wo)
                 part = xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0)  # (O, C * kh * kw)
             elif groups == 1:
-                part = xp.matmul(cols.T, _nhwc_rows(gb))  # (K, O): K in (kh, kw, C) order
+                part = _matmul(xp, cols.T, _nhwc_rows(gb))  # (K, O): K in (kh, kw, C) order
             else:
                 gg = _nhwc_rows(gb).reshape(-1, groups, o // groups).transpose(1, 0, 2)
                 part = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
@@ -693,7 +699,7 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
         return NotImplemented
     (ph, pw), (sh, sw), (dh, dw) = op.padding, op.stride, op.dilation
     wk = xp.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    cols = xp.matmul(_nhwc_rows(g), wk).reshape(n, ho, wo, kh, kw, c)
+    cols = _matmul(xp, _nhwc_rows(g), wk).reshape(n, ho, wo, kh, kw, c)
     out = xp.zeros((n, h + 2 * ph, wd + 2 * pw, c), dtype=g.dtype)
     mod.scatter(cols, out, sh, sw, dh, dw)
     return out[:, ph : ph + h, pw : pw + wd].transpose(0, 3, 1, 2)

@@ -18,6 +18,7 @@ from .. import dtypes as _dt
 from .._errors import ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
+from ..backend import blas as _blas
 from ..backend.kernels import matmul as _gpu
 from ..backend.overrides import register
 from .base import Op, Spec, apply
@@ -94,6 +95,23 @@ def _matmul_cuda(op, xp, a, b):
     """cuBLAS with ember's TF32 setting, N-D @ 2-D folded into one GEMM, bfloat16 batches
     served (``ember.backend.kernels.matmul``)."""
     return _gpu.matmul(xp, a, b)
+
+
+@register(MatMul, "cpu")
+def _matmul_cpu(op, xp, a, b):
+    """Large float32/float64 products split over numba's threads, one BLAS thread each
+    (``ember.backend.blas``); NotImplemented (the body) where that is off or for outer
+    products."""
+    if (
+        a.ndim < 2
+        or b.ndim < 2
+        or a.shape[-1] == 1
+        or a.dtype != b.dtype
+        or a.dtype not in _blas.FLOATS
+        or not _blas.active()
+    ):
+        return NotImplemented
+    return _blas.matmul(a, b)
 
 
 def _numel(shape: tuple) -> int:

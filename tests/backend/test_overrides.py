@@ -16,6 +16,8 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from ember import _config
+from ember.backend import blas as _blas
 from ember.backend import overrides
 from ember.ops import _winograd
 from ember.ops import conv as C
@@ -355,6 +357,13 @@ CPU_OP_CASES = {
             1e-12,
         ),
     ],
+    "ember.ops.linalg.MatMul": [  # split by rows, or by matrices of a stack (backend.blas)
+        (MatMul(), (_rand(300, 100), _rand(100, 60)), 1e-4),
+        (MatMul(), (_rand(100, 300).T, _rand(60, 100, dtype=F64).astype(np.float32).T), 1e-4),
+        (MatMul(), (_rand(16, 64, 40, dtype=F64), _rand(16, 40, 70, dtype=F64)), 1e-12),
+        (MatMul(), (_rand(3, 400, 50), _rand(50, 30)), 1e-4),
+        (MatMul(), (_rand(300, 100, dtype=F64), _rand(100, 60, dtype=F64)), 1e-12),
+    ],
     "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
         (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),
         (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),
@@ -379,12 +388,14 @@ def test_cpu_override_matches_the_forward(name, monkeypatch):  # the optimizers'
 
     monkeypatch.setattr(_jit, "_mode", "sync" if _jit.mode() == "auto" else _jit.mode())
     if name == "ember.ops.conv.Conv2dGradWeight":  # Winograd's, from a forward pass's tiles
-        monkeypatch.setattr(_winograd, "_ONE_THREAD", True)
+        monkeypatch.setattr(_blas, "one_thread", lambda: True)
         monkeypatch.setattr(_winograd, "MIN_WORK", 0)
         for op, (x, _), _ in CPU_OP_CASES[name]:
             w = np.zeros(op.w_shape, x.dtype)
             _, v = _winograd.conv3x3(np, x, w, op.padding, keep=True)
             C._keep(x, ("winograd", op.padding), v)
+    if name == "ember.ops.linalg.MatMul":  # split over two threads wherever numba serves
+        monkeypatch.setattr(_config.settings, "num_threads", 2)
     fn = overrides.registered("cpu")[name]
     for op, arrays, tol in {**OP_CASES, **CPU_OP_CASES}[name]:
         want = op.forward(np, *arrays)

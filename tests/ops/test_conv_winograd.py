@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from ember._config import state
+from ember.backend import blas as _blas
 from ember.backend import jit as _jit
 from ember.ops import _winograd as W
 from ember.ops import conv as C
@@ -54,7 +55,7 @@ IDS = [
 def winograd(monkeypatch):
     """Winograd on for every shape, kernels compiled in the caller; a list of its calls."""
     monkeypatch.setattr(_jit, "_mode", "sync")
-    monkeypatch.setattr(W, "_ONE_THREAD", True)
+    monkeypatch.setattr(_blas, "one_thread", lambda: True)
     monkeypatch.setattr(W, "MIN_WORK", 0)
     calls = []
     real = W.conv3x3
@@ -228,17 +229,17 @@ def test_declines_by_policy(winograd, monkeypatch):
 
 
 def test_policy_serves_the_measured_shapes(monkeypatch):
-    """With one BLAS thread: the digits model's 3x3 layers (64 images) and conv2d.py's
-    64x64x32x32, not the first layer's single input channel nor small products; with more
-    BLAS threads, none."""
+    """With one BLAS thread a product (numba's threads split them): the digits model's 3x3
+    layers (64 images) and conv2d.py's 64x64x32x32, not the first layer's single input
+    channel nor small products; with more BLAS threads, none."""
     monkeypatch.setattr(W, "ENABLED", True)
-    monkeypatch.setattr(W, "_ONE_THREAD", True)
+    monkeypatch.setattr(_blas, "one_thread", lambda: True)
     assert W.pays(64, 32, 32, 8, 8) and W.pays(64, 32, 64, 4, 4) and W.pays(64, 64, 64, 4, 4)
     assert W.pays(64, 64, 32, 4, 4)  # the third layer's input gradient
     assert W.pays(64, 64, 64, 32, 32)
     assert not W.pays(64, 1, 32, 8, 8) and not W.pays(1, 64, 64, 4, 4)
     assert not W.pays(64, 8, 8, 32, 32)
-    monkeypatch.setattr(W, "_ONE_THREAD", False)  # more BLAS threads: only large products
+    monkeypatch.setattr(_blas, "one_thread", lambda: False)  # more BLAS threads: large products
     assert W.pays(64, 64, 64, 32, 32)
     assert not W.pays(64, 32, 32, 8, 8) and not W.pays(64, 64, 64, 4, 4)
 

@@ -1,0 +1,103 @@
+"""ember.backend.blas: products split over numba's threads equal NumPy's, in every layout it
+takes, and everything it does not take goes to NumPy unchanged."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ember import _config
+from ember.backend import blas, jit
+
+
+def _rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Two threads, kernels compiled in the caller, every product large enough to split."""
+    monkeypatch.setattr(jit, "_mode", "sync" if jit.mode() == "auto" else jit.mode())
+    monkeypatch.setattr(_config.settings, "num_threads", 2)
+    monkeypatch.setattr(blas, "MIN_SPLIT_WORK", 0)
+    if not blas.active():
+        pytest.skip("numba or NumPy's OpenBLAS is not at hand: products are NumPy's")
+
+
+def _t(x):
+    """x's values in transposed memory (a view whose last axis is not the unit-stride one)."""
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
+
+
+CASES = {  # name: (a, b); float32 and float64, 2-D and stacks, transposed and sliced
+    "2d": (_rand(7, 5), _rand(5, 3)),
+    "one row": (_rand(1, 9), _rand(9, 4)),
+    "a transposed": (_t(_rand(33, 17)), _rand(17, 6)),
+    "b transposed": (_rand(33, 17, dtype=np.float64), _t(_rand(17, 6, dtype=np.float64))),
+    "both transposed": (_t(_rand(12, 40)), _t(_rand(40, 9))),
+    "row slice": (_rand(50, 20)[5:45], _rand(20, 8)),
+    "column slice of a": (_rand(30, 40)[:, 3:23], _rand(20, 8)),
+    "stack @ matrix": (_rand(4, 9, 6), _rand(6, 5)),
+    "stack @ stack": (_rand(16, 10, 4, dtype=np.float64), _rand(16, 4, 7, dtype=np.float64)),
+    "stack, fewer than threads": (_rand(1, 31, 8), _rand(1, 8, 3)),
+    "stack transposed (v^T z)": (_rand(16, 30, 5).transpose(0, 2, 1), _rand(16, 30, 6)),
+    "stack rows sliced": (_rand(16, 40, 5)[:, 7:30], _rand(16, 5, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_split_product_equals_numpy(name, split):
+    a, b = CASES[name]
+    want = np.matmul(a, b)
+    got = blas.matmul(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    tol = 1e-5 if a.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    out = np.full(want.shape, np.nan, a.dtype)
+    assert blas.matmul(a, b, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+
+
+FALLBACKS = {  # what NumPy serves itself: the same result, dtype and errors as np.matmul
+    "int64": (np.arange(6).reshape(2, 3), np.arange(6).reshape(3, 2)),
+    "float16": (_rand(4, 3, dtype=np.float16), _rand(3, 2, dtype=np.float16)),
+    "bfloat16": (_rand(4, 3, dtype=ml_dtypes.bfloat16), _rand(3, 2, dtype=ml_dtypes.bfloat16)),
+    "mixed dtypes": (_rand(4, 3), _rand(3, 2, dtype=np.float64)),
+    "vector": (_rand(3), _rand(3, 2)),
+    "4-d stack": (_rand(2, 3, 4, 5), _rand(2, 3, 5, 2)),
+    "broadcast stack": (_rand(3, 4, 5), _rand(1, 5, 2)),
+    "negative stride": (_rand(6, 4)[::-1], _rand(4, 3)),
+    "empty": (_rand(0, 4), _rand(4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACKS))
+def test_what_it_does_not_split_is_numpy(name, split):
+    a, b = FALLBACKS[name]
+    want = np.matmul(a, b)
+    got = blas.matmul(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_shape_errors_are_numpy_s(split):
+    with pytest.raises(ValueError, match="matmul"):
+        blas.matmul(_rand(3, 4), _rand(5, 2))
+
+
+def test_one_thread_splits_nothing(monkeypatch):
+    monkeypatch.setattr(_config.settings, "num_threads", 1)
+    assert not blas.active()
+    assert blas.one_thread()
+    a, b = _rand(300, 100), _rand(100, 60)
+    np.testing.assert_array_equal(blas.matmul(a, b), np.matmul(a, b))
+
+
+def test_without_openblas_nothing_changes(monkeypatch):
+    lib = blas._Library.__new__(blas._Library)
+    lib.set_threads, lib.gemm = None, {}
+    monkeypatch.setattr(blas, "_library", lib)
+    monkeypatch.setattr(blas, "_state", {"key": None, "blas": None})
+    monkeypatch.setattr(_config.settings, "num_threads", 2)
+    assert not blas.active()
