@@ -22,21 +22,22 @@ from ..backend import jit as _jit
 
 SOURCE = (
     _jit.HEADER
-    + """
-OPTS = dict(cache=True, nogil=True, error_model="numpy")
+    + """from numba import prange
+
+OPTS = dict(cache=True, nogil=True, error_model="numpy", parallel=True)  # over numba's threads
 
 
 @njit([types.void(ro(t), rw(t)) for t in ("float32", "float64")], **OPTS)
 def relu(x, out):
     z = x.dtype.type(0)
-    for i in range(x.size):
+    for i in prange(x.size):
         out[i] = z if x[i] <= 0 else x[i]
 
 
 @njit([types.void(ro(t), ro(t), rw(t)) for t in ("float32", "float64")], **OPTS)
 def kernel(g, y, out):
     z = g.dtype.type(0)
-    for i in range(g.size):
+    for i in prange(g.size):
         out[i] = z if y[i] <= 0 else g[i]
 """
 )
