@@ -41,8 +41,6 @@ from . import jit as _jit
 MIN_SPLIT_WORK = 1 << 20
 
 FLOATS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}  # the dtypes it splits
-_ZERO = {d: d.type(0) for d in FLOATS}  # beta, typed: it picks the kernel's signature
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
 class _Library:
@@ -151,75 +149,79 @@ def _kernels():
 
 
 SOURCE = """
-import ctypes
-
-import numba
 from numba import njit, prange, types
 from numba.core.typing.ctypes_utils import make_function_type
 
 from ember.backend import blas as _blas
 
-I = types.int64
-P = types.intp
-
 
 def _sig(fn):
     g = make_function_type(fn)
-    real = g.sig.args[6]
-    i32 = types.int32
-    return types.void(g, i32, i32, I, I, I, real, P, I, P, I, P, I, I, I, I, I, I, I)
+    a = types.Array(g.sig.args[6], 3, "A", readonly=True)
+    return types.boolean(g, a, a, types.Array(g.sig.args[6], 3, "A"), types.int64)
 
 
 @njit([_sig(f) for f in _blas.library().gemm.values()], cache=True, nogil=True, parallel=True)
-def gemm(fn, ta, tb, m, n, k, beta, a, lda, b, ldb, c, ldc, batch, sa, sb, sc, size, parts):
-    # C[i] = op(A[i]) @ op(B[i]) (+ beta C[i]) for i < batch, row-major, pointers and byte
-    # strides; the work is split into ``parts``: whole matrices when there are enough of them,
-    # else row blocks of each
-    one = beta * 0 + 1
+def gemm(fn, a, b, c, parts):
+    # c[i] = a[i] @ b[i or 0] for the stacks a (S, M, K), b (S or 1, K, N), c (S, M, N), each
+    # matrix with one unit stride (c: its columns), split into ``parts`` over numba's threads:
+    # whole matrices when there are as many, else row blocks of each (M >= N) or column blocks.
+    # False (nothing done) for a layout cblas cannot take.
+    size = a.itemsize
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if c.strides[2] != size and n > 1:
+        return False
+    ldc = c.strides[1] // size
+    if a.strides[2] == size or k == 1:
+        ta, lda, row_a = 111, a.strides[1] // size, a.strides[1]
+    elif a.strides[1] == size or m == 1:
+        ta, lda, row_a = 112, a.strides[2] // size, size
+    else:
+        return False
+    if b.strides[2] == size or n == 1:
+        tb, ldb, col_b = 111, b.strides[1] // size, size
+    elif b.strides[1] == size or k == 1:
+        tb, ldb, col_b = 112, b.strides[2] // size, b.strides[2]
+    else:
+        return False
+    if min(lda, ldb, ldc) < 1 or min(a.strides[0], b.strides[0], c.strides[0]) < 0:
+        return False
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    sa, sc = a.strides[0], c.strides[0]
+    sb = b.strides[0] if b.shape[0] > 1 else 0
+    one = a.dtype.type(1)
+    zero = a.dtype.type(0)
     if batch >= parts:
         for p in prange(parts):
             for i in range(batch * p // parts, batch * (p + 1) // parts):
-                fn(101, ta, tb, m, n, k, one, a + i * sa, lda, b + i * sb, ldb, beta,
-                   c + i * sc, ldc)
-        return
-    for p in prange(parts):
-        r0 = m * p // parts
-        r1 = m * (p + 1) // parts
-        step = lda * size if ta == 111 else size  # the next row of op(A)
-        for i in range(batch):
-            fn(101, ta, tb, r1 - r0, n, k, one, a + i * sa + r0 * step, lda, b + i * sb, ldb,
-               beta, c + i * sc + r0 * ldc * size, ldc)
+                fn(101, ta, tb, m, n, k, one, pa + i * sa, lda, pb + i * sb, ldb, zero,
+                   pc + i * sc, ldc)
+    elif m >= n:
+        for p in prange(parts):
+            r0 = m * p // parts
+            r1 = m * (p + 1) // parts
+            for i in range(batch):
+                fn(101, ta, tb, r1 - r0, n, k, one, pa + i * sa + r0 * row_a, lda,
+                   pb + i * sb, ldb, zero, pc + i * sc + r0 * ldc * size, ldc)
+    else:
+        for p in prange(parts):
+            c0 = n * p // parts
+            c1 = n * (p + 1) // parts
+            for i in range(batch):
+                fn(101, ta, tb, m, c1 - c0, k, one, pa + i * sa, lda,
+                   pb + i * sb + c0 * col_b, ldb, zero, pc + i * sc + c0 * size, ldc)
+    return True
 
 
 kernel = gemm
 """
 
 
-def _layout(x):
-    """(transpose flag, leading dimension) of the last two axes of ``x`` for cblas, or None
-    where neither axis has unit stride (a copy is NumPy's business then)."""
-    size = x.itemsize
-    s0, s1 = x.strides[-2], x.strides[-1]
-    r, c = x.shape[-2], x.shape[-1]
-    if (s1 == size or c == 1) and s0 % size == 0 and s0 // size >= max(1, c):
-        return _NO_TRANS, s0 // size
-    if (s0 == size or r == 1) and s1 % size == 0 and s1 // size >= max(1, r):
-        return _TRANS, s1 // size
-    return None
-
-
-def _stride(x) -> int | None:
-    """The byte step between the matrices of a stack (0 for one matrix; None for stacks of
-    more than one axis, left to NumPy)."""
-    if x.ndim == 2:
-        return 0
-    return x.strides[0] if x.ndim == 3 and x.strides[0] > 0 else None
-
-
 def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, split over numba's threads where ``active()`` and the
     product has at least ``MIN_SPLIT_WORK`` multiply-adds: float32 or float64 host arrays of one
-    dtype, 2-D or stacks (``b`` 2-D or a stack of ``a``'s length), each matrix with one unit
+    dtype, 2-D or 3-D stacks (``b`` 2-D or a stack of ``a``'s length), each matrix with one unit
     stride. Anything else is ``np.matmul``.
 
     >>> import numpy as np
@@ -230,34 +232,29 @@ def matmul(a, b, out=None):
     if (
         type(a) is not np.ndarray
         or type(b) is not np.ndarray
-        or a.ndim < 2
-        or b.ndim < 2
         or a.dtype != b.dtype
         or a.dtype not in FLOATS
-        or b.ndim > a.ndim
-        or (b.ndim > 2 and b.shape[:-2] != a.shape[:-2])
+        or not 2 <= b.ndim <= a.ndim <= 3
+        or (b.ndim == 3 and b.shape[0] != a.shape[0])
         or a.shape[-1] != b.shape[-2]
     ):
         return np.matmul(a, b, out=out)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = 1
-    for s in a.shape[:-2]:
-        batch *= s
-    if batch * m * k * n < MIN_SPLIT_WORK or m * n == 0 or not active():
+    shape = a.shape[:-1] + b.shape[-1:]
+    work = a.size * shape[-1]
+    if work < MIN_SPLIT_WORK or not active():
         return np.matmul(a, b, out=out)
     if out is None:
-        out = np.empty(a.shape[:-2] + (m, n), a.dtype)
-    elif out.shape != a.shape[:-2] + (m, n) or out.dtype != a.dtype:
+        out = np.empty(shape, a.dtype)
+    elif out.shape != shape or out.dtype != a.dtype:
         return np.matmul(a, b, out=out)
-    la, lb, lc = _layout(a), _layout(b), _layout(out)
-    sa, sb, sc = _stride(a), _stride(b), _stride(out)
-    if la is None or lb is None or lc is None or lc[0] != _NO_TRANS or None in (sa, sb, sc):
+    parts = min(_config.get_num_threads(), max(a.shape[0] if a.ndim == 3 else 1, *shape[-2:]))
+    a3 = a if a.ndim == 3 else a[None]
+    if not _kernels().gemm(
+        library().gemm[FLOATS[a.dtype]],
+        a3,
+        b if b.ndim == 3 else b[None],
+        out if out.ndim == 3 else out[None],
+        parts,
+    ):
         return np.matmul(a, b, out=out)
-    parts = min(_config.get_num_threads(), max(batch, m))
-    fn = library().gemm[FLOATS[a.dtype]]
-    _kernels().gemm(
-        fn, la[0], lb[0], m, n, k, _ZERO[a.dtype],
-        a.ctypes.data, la[1], b.ctypes.data, lb[1], out.ctypes.data, lc[1],
-        batch, sa, sb, sc, a.itemsize, parts,
-    )  # fmt: skip
     return out
