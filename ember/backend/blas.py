@@ -87,8 +87,9 @@ class _Library:
 
 _library: _Library | None = None
 # what was last applied: ember's thread count and whether numba kernels were on (None: never),
-# and the thread count ember gave OpenBLAS (None: left as it started)
-_state: dict = {"key": None, "blas": None}
+# the thread count ember gave OpenBLAS (None: left as it started), and numba's thread count
+# (numba's setting holds for the thread that made it and the threads numba starts from it)
+_state: dict = {"key": None, "blas": None, "numba": None}
 _lock = threading.Lock()
 
 
@@ -110,10 +111,6 @@ def _apply(n: int, kernels: bool) -> None:
     if _state["blas"] is not None or blas != _config.blas_threads():
         lib.set_threads(blas)
         _state["blas"] = blas
-    if split:
-        import numba
-
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
 
 
 def active() -> bool:
@@ -129,7 +126,14 @@ def active() -> bool:
         with _lock:
             _apply(*key)
             _state["key"] = key
-    return n > 1 and key[1] and library().set_threads is not None and _kernels() is not None
+    if n <= 1 or not key[1] or library().set_threads is None or _kernels() is None:
+        return False
+    if _state["numba"] != n:  # numba is imported once the kernels are compiled
+        import numba
+
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        _state["numba"] = n
+    return True
 
 
 def one_thread() -> bool:

@@ -98,6 +98,6 @@ def test_without_openblas_nothing_changes(monkeypatch):
     lib = blas._Library.__new__(blas._Library)
     lib.set_threads, lib.gemm = None, {}
     monkeypatch.setattr(blas, "_library", lib)
-    monkeypatch.setattr(blas, "_state", {"key": None, "blas": None})
+    monkeypatch.setattr(blas, "_state", {"key": None, "blas": None, "numba": None})
     monkeypatch.setattr(_config.settings, "num_threads", 2)
     assert not blas.active()
