@@ -34,7 +34,7 @@ def wc(t):
     return types.Array(t, 4, "C")
 
 
-OPTS = dict(cache=True, nogil=True, error_model="numpy", parallel=True)  # images over threads
+OPTS = dict(cache=True, nogil=True, error_model="numpy")
 
 
 def window(v0, v1, v2, v3):
@@ -64,7 +64,7 @@ def kernel(x, last, out, keep):
     # x and out in memory order: (N, H, W, C) where last, else (N, C, H, W)
     if last:
         n, ho, wo, c = out.shape
-        for b in prange(n):
+        for b in range(n):
             for i in range(ho):
                 for j in range(wo):
                     for ch in range(c):
@@ -76,7 +76,7 @@ def kernel(x, last, out, keep):
                         keep[b, i, j, ch] = best
     else:
         n, c, ho, wo = out.shape
-        for b in prange(n):
+        for b in range(n):
             for ch in range(c):
                 for i in range(ho):
                     for j in range(wo):
@@ -88,7 +88,7 @@ def kernel(x, last, out, keep):
                         keep[b, ch, i, j] = best
 
 
-@njit(SIGS_SCATTER, **OPTS)
+@njit(SIGS_SCATTER, parallel=True, **OPTS)  # images over numba's threads
 def scatter(g, x, last, out):
     # g, x and out in memory order, as kernel's. g's share of each window element: g at the
     # chosen one, zero elsewhere, as masks from the window's maximum in the array's dtype
@@ -147,7 +147,7 @@ def exact_scatter(g, x, last, out):
     z = g.dtype.type(0)
     if last:
         n, ho, wo, c = g.shape
-        for b in prange(n):
+        for b in range(n):
             for i in range(ho):
                 for j in range(wo):
                     for ch in range(c):
@@ -162,7 +162,7 @@ def exact_scatter(g, x, last, out):
                         out[b, 2 * i + 1, 2 * j + 1, ch] = gv if p == 3 else z
     else:
         n, c, ho, wo = g.shape
-        for b in prange(n):
+        for b in range(n):
             for ch in range(c):
                 for i in range(ho):
                     for j in range(wo):

@@ -199,32 +199,30 @@ def output_tf(m, y, b0, th, tw):
 
 @njit(
     [types.void(ra(t, 4), wc(t, 3)) for t in F],
-    cache=True, nogil=True, error_model="numpy", parallel=True,
+    cache=True, nogil=True, error_model="numpy",
 )
 def weight_tf(w, u):
     # w: (O, C, 3, 3) any strides; u: (16, C, O) = G w G^T per (c, o)
     o, c = w.shape[0], w.shape[1]
     half = u.dtype.type(0.5)
-    parts = min(c, PARTS)
-    for part in prange(parts):
-        t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
-        for ch in range(c * part // parts, c * (part + 1) // parts):
-            for oc in range(o):  # G w: rows (G's rows 1 and 2 halve sums)
-                for s in range(3):
-                    g0, g1, g2 = w[oc, ch, 0, s], w[oc, ch, 1, s], w[oc, ch, 2, s]
-                    t[s, oc] = g0
-                    t[3 + s, oc] = half * (g0 + g1 + g2)
-                    t[6 + s, oc] = half * (g0 - g1 + g2)
-                    t[9 + s, oc] = g2
-            for r in range(4):  # (G w) G^T: columns
-                q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
-                u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
-                for oc in range(o):
-                    u0[oc] = q0[oc]
-                    u3[oc] = q2[oc]
-                for oc in range(o):
-                    u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
-                    u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
+    t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
+    for ch in range(c):
+        for oc in range(o):  # G w: rows (G's rows 1 and 2 halve sums)
+            for s in range(3):
+                g0, g1, g2 = w[oc, ch, 0, s], w[oc, ch, 1, s], w[oc, ch, 2, s]
+                t[s, oc] = g0
+                t[3 + s, oc] = half * (g0 + g1 + g2)
+                t[6 + s, oc] = half * (g0 - g1 + g2)
+                t[9 + s, oc] = g2
+        for r in range(4):  # (G w) G^T: columns
+            q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
+            u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
+            for oc in range(o):
+                u0[oc] = q0[oc]
+                u3[oc] = q2[oc]
+            for oc in range(o):
+                u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
+                u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
 
 
 @njit(
@@ -278,27 +276,25 @@ def grad_tf(g, z, b0, th, tw):
 
 @njit(
     [types.void(rc(t, 3), wc(t, 4)) for t in F],
-    cache=True, nogil=True, error_model="numpy", parallel=True,
+    cache=True, nogil=True, error_model="numpy",
 )
 def weight_back_tf(du, dw):
     # du: (16, C, O) gradient of the transformed weights; dw: (O, C, 3, 3) = G^T du G
     c, o = du.shape[1], du.shape[2]
     half = dw.dtype.type(0.5)
-    parts = min(o, PARTS)
-    for part in prange(parts):
-        t = np.empty((3, 4), dw.dtype)  # G^T du
-        for oc in range(o * part // parts, o * (part + 1) // parts):
-            for ch in range(c):
-                for s in range(4):  # G^T du: rows
-                    q0, q1 = du[s, ch, oc], du[4 + s, ch, oc]
-                    q2, q3 = du[8 + s, ch, oc], du[12 + s, ch, oc]
-                    t[0, s] = q0 + half * (q1 + q2)
-                    t[1, s] = half * (q1 - q2)
-                    t[2, s] = half * (q1 + q2) + q3
-                for r in range(3):  # then times G: columns
-                    dw[oc, ch, r, 0] = t[r, 0] + half * (t[r, 1] + t[r, 2])
-                    dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
-                    dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
+    t = np.empty((3, 4), dw.dtype)  # G^T du
+    for oc in range(o):
+        for ch in range(c):
+            for s in range(4):  # G^T du: rows
+                q0, q1 = du[s, ch, oc], du[4 + s, ch, oc]
+                q2, q3 = du[8 + s, ch, oc], du[12 + s, ch, oc]
+                t[0, s] = q0 + half * (q1 + q2)
+                t[1, s] = half * (q1 - q2)
+                t[2, s] = half * (q1 + q2) + q3
+            for r in range(3):  # then times G: columns
+                dw[oc, ch, r, 0] = t[r, 0] + half * (t[r, 1] + t[r, 2])
+                dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
+                dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
 
 
 kernel = input_tf
