@@ -2,7 +2,7 @@
 
 On the CPU ember's parallel work is numba's: its kernels split their loops over numba's threads
 (``prange``), and large matrix products are split the same way, each thread calling OpenBLAS's
-``gemm`` on its rows (``matmul``). OpenBLAS itself then runs one thread per call: its own
+``gemm`` on its block: rows, columns or whole matrices of a stack (``matmul``). OpenBLAS itself then runs one thread per call: its own
 threads spin for a while after each call, and on two cores a numba loop right after a product
 took 7.5-20 ms instead of 34-75 us while OpenBLAS's idle thread held the second core. One pool
 of threads for all of a step's parallel work is PyTorch's way too (its intra-op pool).
@@ -17,8 +17,11 @@ per-thread setting) and numba runs ``ember.get_num_threads()``. Otherwise nothin
 
 Measured on the 2-core development machine (float32, best of repeats), one product split in two
 against OpenBLAS's own two threads: 4096x288 @ 288x32 644 against 677-700 us, 1024x576 @ 576x64
-605 against 584-600 us, 512^3 1.82 against 1.88 ms; a split costs about 4 us (numba's OpenMP
-layer) where a hand-off between Python threads cost 90-320 us on this virtual machine.
+605 against 584-600 us, 512^3 1.82 against 1.88 ms; the two-layer net's 64x1000 @ 1000x100
+100-120 against 88-98 us (OpenBLAS's own split of a short product is better). A split costs
+about 4 us in numba's OpenMP layer, 12 us with this module's checks, where a hand-off between
+Python threads cost 90-320 us on this virtual machine. Until the kernel is compiled (in the
+background, a few seconds the first time) products run unsplit on one thread.
 
 >>> import numpy as np
 >>> a = np.arange(6.0).reshape(2, 3)
