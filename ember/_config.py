@@ -404,19 +404,15 @@ def blas_threads(cores: int | None = None) -> int:
     >>> blas_threads(cores=4) >= 1
     True
     """
-    if cores is None:
-        if _blas_start is None:
-            _set_blas_start(_blas_env(CORES))
-        return _blas_start
-    return _blas_env(cores)
-
-
-_blas_start: int | None = None  # read once: OpenBLAS reads its environment when it loads
-
-
-def _set_blas_start(n: int) -> None:
     global _blas_start
-    _blas_start = n
+    if cores is not None:
+        return _blas_env(cores)
+    if _blas_start is None:  # read once: OpenBLAS reads its environment when it loads
+        _blas_start = _blas_env(CORES)
+    return _blas_start
+
+
+_blas_start: int | None = None
 
 
 def _blas_env(cores: int) -> int:

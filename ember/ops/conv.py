@@ -22,7 +22,9 @@ process shares the cores (each GEMM waits for BLAS's threads) and a blocked forw
 no patches for the weight gradient to reuse (figures in ``backend/memory.py``). The transient
 buffers live in per-thread scratch that is reused from call to call
 (``backend.memory.scratch``; a fresh patch matrix costs page faults on every call) and keeps
-the largest size seen (``release_scratch()`` frees it). Large copies are split over the cores
+the largest size seen (``release_scratch()`` frees it). The host GEMMs go through
+``backend.blas.matmul``: split over numba's threads, one OpenBLAS thread each (numba's gather
+and scatter loops split their images the same way). Large copies are split over the cores
 (NumPy releases the GIL while copying) only when BLAS leaves cores idle.
 
 Conv2dGradWeight reuses the patches of the forward pass instead of gathering them again. On the
