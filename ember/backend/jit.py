@@ -11,7 +11,8 @@ NumPy path. Compiling happens on one background thread (the first kernel also im
 later process loads the machine code from disk.
 
 ``set_mode("sync")`` (or ``EMBER_JIT=sync``) compiles in the caller instead, ``set_mode("off")``
-turns kernels off; ``wait()`` blocks until every requested kernel is ready (benchmarks).
+turns kernels off; ``wait()`` blocks until every requested kernel is ready (benchmarks). A child
+forked after numba's parallel kernels ran has kernels off (GNU OpenMP does not survive fork).
 """
 
 from __future__ import annotations
@@ -185,6 +186,20 @@ def _work() -> None:
             _build(k)
         finally:
             _idle.set()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child of a process whose numba kernels ran on its OpenMP threads runs NumPy:
+    GNU OpenMP's threads do not survive ``fork``, and numba ends a child that starts a parallel
+    loop there ("fork() called from a process already using GNU OpenMP")."""
+    global _mode
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    if parallel is not None and getattr(parallel, "_is_initialized", False):
+        _mode = "off"
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register

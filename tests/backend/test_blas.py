@@ -3,6 +3,9 @@ takes, and everything it does not take goes to NumPy unchanged."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -102,3 +105,30 @@ def test_without_openblas_nothing_changes(monkeypatch):
     monkeypatch.setattr(blas, "_state", {"key": None, "blas": None, "numba": None})
     monkeypatch.setattr(_config.settings, "num_threads", 2)
     assert not blas.active()
+
+
+def _forked_child(q, a):
+    import ember
+
+    x = ember.from_numpy(np.ones((2, 3, 6, 6), np.float32))
+    conv = ember.nn.functional.conv2d(x, ember.ones(4, 3, 3, 3), padding=1)
+    q.put((jit.mode(), float(blas.matmul(a, a)[0, 0]), float(conv.sum())))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_forked_after_a_split_runs_numpy(split):
+    """GNU OpenMP's threads do not survive fork (numba ends a child that starts a parallel
+    loop): a forked child runs with kernels off and finishes."""
+    a = _rand(300, 300)
+    want = np.matmul(a, a)[0, 0]
+    blas.matmul(a, a)  # numba's OpenMP threads are running now
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_forked_child, args=(q, a))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    mode, product, conv = q.get(timeout=5)
+    assert mode == "off"
+    np.testing.assert_allclose(product, want, rtol=1e-5)
+    assert conv == 2 * 4 * (16 * 27 + 16 * 18 + 4 * 12)  # interior, edge and corner windows
