@@ -106,6 +106,7 @@ def _matmul_cpu(op, xp, a, b):
         a.ndim < 2
         or b.ndim < 2
         or a.shape[-1] == 1
+        or a.size * b.shape[-1] < _blas.MIN_SPLIT_WORK  # small: the body, without more checks
         or a.dtype != b.dtype
         or a.dtype not in _blas.FLOATS
         or not _blas.active()
