@@ -18,6 +18,7 @@ from .._errors import ShapeError
 from .._shape import broadcast_shapes
 from ..backend.kernels import sums as _sums
 from ..backend.overrides import register
+from . import _layout_sums
 from .base import Op, Spec, apply
 
 
@@ -81,6 +82,14 @@ def _sum_to_cuda(op, xp, x):
     """A bias gradient's sum over the leading axes as one cuBLAS product (``leading_sum``)."""
     out = _sums.leading_sum(xp, x, op.axes(x.shape), True)
     return out if out is NotImplemented else out.reshape(op.shape)
+
+
+@register(SumTo, "cpu")
+def _sum_to_cpu(op, xp, x):
+    """A bias gradient's sum as matrix-vector products where x's layout makes NumPy's sum slow
+    (``_layout_sums``)."""
+    out = _layout_sums.sum_by_products(x, op.axes(x.shape))
+    return NotImplemented if out is None else out.reshape(op.shape)
 
 
 def sum_to(g, shape: tuple):

@@ -234,7 +234,8 @@ def im2col(
     fill=None,
 ):
     """x (N, C, H, W) -> cols (N * Ho * Wo, kh * kw * C) with the patch in (kh, kw, C) order,
-    or with ``layout="planar"`` (N, C * kh * kw, Ho * Wo).
+    or with ``layout="planar"`` (C * kh * kw, N * Ho * Wo): a patch per column, whose rows are
+    runs of whole output rows.
 
     With a scratch ``slot`` the result may live in (or be a view of) this thread's scratch
     memory, or of ``x``: only for callers that are done with it before the next convolution.
@@ -274,10 +275,10 @@ def im2col(
     if layout == "planar":
         xpad = _padded_nchw(xp, x, padding)
         s_n, s_c, s_h, s_w = xpad.strides
-        shape = (n, c, kh, kw, ho, wo)
-        strides = (s_n, s_c, s_h * dilation[0], s_w * dilation[1], s_h * stride[0], s_w * stride[1])
+        shape = (c, kh, kw, n, ho, wo)
+        strides = (s_c, s_h * dilation[0], s_w * dilation[1], s_n, s_h * stride[0], s_w * stride[1])
         view = strided_view(xpad, shape, strides)
-        final = (n, k, ho * wo)
+        final = (k, m)
     else:
         shape = (n, ho, wo, kh, kw, c)
         final = (m, k)
@@ -445,26 +446,21 @@ class Conv2d(_ConvParams):
         ho, wo = out_size(h, kh, s[0], p[0], d[0]), out_size(wd, kw, s[1], p[1], d[1])
         spans = _spans(xp, n, ho * wo * kh * kw * c * x.itemsize)
         dtype = _product_dtype(xp, x.dtype)
-        if planar(x.shape, (kh, kw), s, g):
-            wm = w.reshape(o, -1)
-            out = xp.empty((n, o, ho * wo), dtype=dtype)  # NCHW
-            for b0, b1 in spans:
-                xb = x if len(spans) == 1 else x[b0:b1]
-                cols, _, _ = im2col(
-                    xp, xb, (kh, kw), s, p, d, self._slot, layout="planar", keep=len(spans) == 1
-                )
-                _matmul(xp, wm, cols, out=out[b0:b1])  # (nb, O, Ho * Wo)
-            _forget_blocks(spans, self._slot)
-            return _keep_dtype(out.reshape(n, o, ho, wo), x)
-        wm = _weight_matrix(xp, w, g)
+        layout = "planar" if planar(x.shape, (kh, kw), s, g) else "nhwc"
+        # (K, O): the planar patch order (C, kh, kw) is the weight's own
+        wm = w.reshape(o, -1).T[None] if layout == "planar" else _weight_matrix(xp, w, g)
         rows = ho * wo
         out = xp.empty((n * rows, o), dtype=dtype)  # channels-last rows
         for b0, b1 in spans:
             xb = x if len(spans) == 1 else x[b0:b1]
             one = len(spans) == 1
-            cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, self._slot, keep=one, fill=fill)
+            cols, _, _ = im2col(
+                xp, xb, (kh, kw), s, p, d, self._slot, keep=one, fill=fill, layout=layout
+            )
             dst = out[b0 * rows : b1 * rows]
-            if g == 1:
+            if layout == "planar":
+                _matmul(xp, cols.T, wm[0], out=dst)
+            elif g == 1:
                 _matmul(xp, cols, wm[0], out=dst)
             else:
                 dst[...] = _ungrouped(xp.matmul(_grouped(cols, g, kh * kw), wm), g, 1)
@@ -603,11 +599,9 @@ class Conv2dGradWeight(Op):
             xb, gb = (x, g) if whole else (x[b0:b1], g[b0:b1])
             # only a whole-batch gather can be the forward pass's patches (reuse)
             cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, "cols", reuse=whole, layout=layout)
-            if layout == "planar":
-                g3 = gb.reshape(b1 - b0, o, ho * wo)
-                part = xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0)  # (O, C * kh * kw)
-            elif groups == 1:
-                part = _matmul(xp, cols.T, _nhwc_rows(gb))  # (K, O): K in (kh, kw, C) order
+            if layout == "planar" or groups == 1:
+                kc = cols if layout == "planar" else cols.T  # (K, M)
+                part = _matmul(xp, kc, _nhwc_rows(gb))  # (K, O): K in im2col's order
             else:
                 gg = _nhwc_rows(gb).reshape(-1, groups, o // groups).transpose(1, 0, 2)
                 part = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
@@ -616,8 +610,8 @@ class Conv2dGradWeight(Op):
             else:
                 acc += part
         _forget_blocks(spans, "cols")
-        if layout == "planar":
-            return _keep_dtype(acc.reshape(o, cg, kh, kw), x)
+        if layout == "planar":  # (K, O), K in (C, kh, kw) order
+            return _keep_dtype(xp.ascontiguousarray(acc.T).reshape(o, cg, kh, kw), x)
         dw = acc.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
         return _keep_dtype(xp.ascontiguousarray(dw).reshape(o, cg, kh, kw), x)
 

@@ -364,6 +364,20 @@ CPU_OP_CASES = {
         (MatMul(), (_rand(3, 400, 50), _rand(50, 30)), 1e-4),
         (MatMul(), (_rand(300, 100, dtype=F64), _rand(100, 60, dtype=F64)), 1e-12),
     ],
+    "ember.ops.broadcast.SumTo": [  # matrix-vector products with ones (ops._layout_sums)
+        (SumTo((1, 6, 1, 1)), (_last(_rand(8, 6, 16, 16)),), 1e-4),
+        (SumTo((1, 6, 1, 1)), (_rand(8, 6, 16, 16, dtype=F64),), 1e-12),
+        (SumTo((1, 1, 16, 16)), (_last(_rand(8, 6, 16, 16)),), 1e-4),
+        (SumTo((120,)), (_rand(64, 120),), 1e-4),
+        (SumTo((64, 1)), (_rand(64, 120, dtype=F64),), 1e-12),
+        (SumTo((32, 1, 16)), (_rand(8, 16, 32).transpose(2, 0, 1),), 1e-4),
+    ],
+    "ember.ops.elementwise.arithmetic.Add": [  # a bias along the fastest axis (ops._layout_sums)
+        (ew.Add(), (_last(_rand(8, 6, 16, 16)), _rand(1, 6, 1, 1)), 0.0),
+        (ew.Add(), (_rand(6, 1, 1, dtype=F64), _last(_rand(8, 6, 16, 16, dtype=F64))), 0.0),
+        (ew.Add(), (_rand(512, 10), _rand(10)), 0.0),
+        (ew.Add(), (_rand(600, 1, 7, dtype=F64), _rand(1, 1, 7, dtype=F64)), 0.0),
+    ],
     "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
         (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),
         (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),
@@ -399,7 +413,7 @@ def test_cpu_override_matches_the_forward(name, monkeypatch):  # the optimizers'
     fn = overrides.registered("cpu")[name]
     for op, arrays, tol in {**OP_CASES, **CPU_OP_CASES}[name]:
         want = op.forward(np, *arrays)
-        got = fn(op, np, *(arrays if "GradWeight" in name else [a.copy() for a in arrays]))
+        got = fn(op, np, *(arrays if "GradWeight" in name else [a.copy(order="K") for a in arrays]))
         if got is NotImplemented:  # numba's kernels decline only where numba is off
             assert not _jit.enabled(), op
             continue

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from ... import dtypes as _dt
 from ..._errors import DTypeError
+from ...backend.overrides import register
 from ...dtypes import is_float_np
+from .. import _layout_sums
 from ..base import Spec, apply
 from ..broadcast import sum_to
 from .kinds import Binary, Unary, _int_zero_division, const_like
@@ -165,6 +167,18 @@ class Add(Binary):
             sum_to(g, tuple(a.shape)) if a._requires_grad else None,
             sum_to(g, tuple(b.shape)) if b._requires_grad else None,
         )
+
+
+@register(Add, "cpu")
+def _add_cpu(op, xp, a, b):
+    """A per-channel bias on channels-last memory with rows longer than NumPy's inner loop of
+    C values (``_layout_sums.add_trailing``); NotImplemented otherwise."""
+    if a.shape == b.shape:
+        return NotImplemented
+    out = _layout_sums.add_trailing(a, b)
+    if out is None:
+        out = _layout_sums.add_trailing(b, a)
+    return NotImplemented if out is None else out
 
 
 @dataclass(frozen=True)
