@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MIN_SIZE = 1 << 12  # below this NumPy's own sum or add is as fast as the checks here
+MIN_SIZE = 1 << 14  # below this NumPy's own sum or add is as fast as the checks here
 SHORT = 64  # add_trailing's rows reach at least this many values
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -54,12 +54,12 @@ def sum_by_products(x, axes: tuple):
     """``x.sum(axes)`` (the kept axes in ``x``'s order, no kept dims) as matrix-vector products
     with ones, or None where the kept axes are not one run of ``x``'s memory order.
 
-    >>> x = np.arange(2 * 3 * 32 * 32, dtype=np.float64).reshape(2, 3, 32, 32)
+    >>> x = np.arange(8 * 3 * 32 * 32, dtype=np.float64).reshape(8, 3, 32, 32)
     >>> bool(np.allclose(sum_by_products(x, (0, 2, 3)), x.sum((0, 2, 3))))
     True
     """
-    if not _served(x):
-        return None
+    if not _served(x) or (x.flags.c_contiguous and axes == tuple(range(len(axes)))):
+        return None  # leading axes of C-contiguous memory: NumPy adds whole rows already
     order = memory_order(x)
     if order is None:
         return None
@@ -105,6 +105,8 @@ def add_trailing(a, b):
     """
     if not _served(a) or type(b) is not np.ndarray or b.dtype != a.dtype or b.ndim > a.ndim:
         return None
+    if a.flags.c_contiguous and (b.shape[-1] == 1 or a.shape[-1] >= SHORT):
+        return None  # b constant along a's fastest axis, or rows long already
     order = memory_order(a)
     if order is None:
         return None

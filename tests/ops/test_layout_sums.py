@@ -18,13 +18,14 @@ def _nhwc(a):
 
 
 SUMS = [  # (array, summed axes): each kept run leading, trailing or between two summed runs
-    (_nhwc(_rand(8, 6, 16, 16)), (0, 2, 3)),
-    (_rand(8, 6, 16, 16, dtype=np.float64), (0, 2, 3)),
-    (_nhwc(_rand(8, 6, 16, 16)), (0, 1)),
-    (_rand(64, 120), (0,)),
-    (_rand(120, 64, dtype=np.float64), (1,)),
-    (_rand(8, 16, 32).transpose(2, 0, 1), (1,)),  # kept axes 0 and 2, in the other order
-    (_rand(4, 1, 32, 40), (0, 2)),  # a size-1 axis is left out of the runs
+    (_nhwc(_rand(16, 6, 16, 16)), (0, 2, 3)),
+    (_rand(16, 6, 16, 16, dtype=np.float64), (0, 2, 3)),
+    (_nhwc(_rand(16, 6, 16, 16)), (0, 1)),
+    (_rand(256, 120), (1,)),
+    (_rand(240, 96, dtype=np.float64), (1,)),
+    (_nhwc(_rand(16, 6, 16, 16)).transpose(1, 0, 2, 3), (1, 2, 3)),  # leading in memory
+    (_rand(16, 32, 64).transpose(2, 0, 1), (1,)),  # kept axes 0 and 2, in the other order
+    (_rand(16, 1, 32, 40), (0, 2)),  # a size-1 axis is left out of the runs
 ]
 
 
@@ -41,11 +42,12 @@ def test_sum_by_products_matches_numpy(x, axes):
 @pytest.mark.parametrize(
     "x, axes, why",
     [
-        (_rand(8, 6, 16, 16).astype(np.float16), (0, 2, 3), "float16"),
-        (np.ones((8, 6, 16, 16), np.int64), (0, 2, 3), "ints"),
+        (_rand(16, 6, 16, 16).astype(np.float16), (0, 2, 3), "float16"),
+        (np.ones((16, 6, 16, 16), np.int64), (0, 2, 3), "ints"),
         (_rand(2, 6, 4, 4), (0, 2, 3), "small"),
-        (_rand(8, 6, 16, 32)[..., ::2], (0, 2, 3), "not dense"),
-        (_nhwc(_rand(8, 6, 16, 16)), (0, 3), "kept axes apart in memory"),
+        (_rand(256, 120), (0,), "leading axes of C-contiguous memory"),
+        (_rand(16, 6, 16, 64)[..., ::2], (0, 2, 3), "not dense"),
+        (_nhwc(_rand(16, 6, 16, 16)), (0, 3), "kept axes apart in memory"),
     ],
 )
 def test_sum_by_products_declines(x, axes, why):
@@ -53,11 +55,11 @@ def test_sum_by_products_declines(x, axes, why):
 
 
 ADDS = [  # (a, b): b varies along a's fastest axes only
-    (_nhwc(_rand(8, 6, 16, 16)), _rand(1, 6, 1, 1)),
-    (_nhwc(_rand(8, 6, 16, 16, dtype=np.float64)), _rand(6, 1, 1, dtype=np.float64)),
-    (_rand(512, 10), _rand(10)),
-    (_rand(600, 1, 7), _rand(1, 1, 7)),  # 600 rows of 7: repeated 24 times (2 * 2 * 2 * 3)
-    (_nhwc(_rand(8, 3, 16, 16)), _nhwc(_rand(1, 3, 1, 16))),  # b along (W, C)
+    (_nhwc(_rand(16, 6, 16, 16)), _rand(1, 6, 1, 1)),
+    (_nhwc(_rand(16, 6, 16, 16, dtype=np.float64)), _rand(6, 1, 1, dtype=np.float64)),
+    (_rand(2048, 10), _rand(10)),
+    (_rand(2430, 1, 7), _rand(1, 1, 7)),  # 2430 rows of 7: repeated 18 times (2 * 3 * 3)
+    (_nhwc(_rand(32, 3, 16, 16)), _nhwc(_rand(1, 3, 1, 16))),  # b along (W, C)
 ]
 
 
@@ -72,11 +74,11 @@ def test_add_trailing_matches_numpy_in_the_layout_of_a(a, b):
 @pytest.mark.parametrize(
     "a, b, why",
     [
-        (_rand(8, 6, 16, 16), _rand(1, 6, 1, 1), "b along a slow axis (NCHW memory)"),
-        (_nhwc(_rand(8, 6, 16, 16)), _rand(1, 6, 1, 1, dtype=np.float64), "two dtypes"),
-        (_rand(64, 100), _rand(100), "rows already long"),
-        (_rand(4099, 3), _rand(3), "a prime number of rows"),
-        (_nhwc(_rand(8, 6, 16, 16)), _rand(8, 6, 1, 1), "b along a slow axis too"),
+        (_rand(16, 6, 16, 16), _rand(1, 6, 1, 1), "b constant along the fastest axis"),
+        (_nhwc(_rand(16, 6, 16, 16)), _rand(1, 6, 1, 1, dtype=np.float64), "two dtypes"),
+        (_rand(256, 100), _rand(100), "rows already long"),
+        (_rand(5471, 3), _rand(3), "a prime number of rows"),
+        (_nhwc(_rand(16, 6, 16, 16)), _rand(8, 6, 1, 1), "b along a slow axis too"),
         (_rand(2, 3, 4), _rand(3, 4), "small"),
     ],
 )
