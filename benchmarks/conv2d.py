@@ -88,6 +88,9 @@ def main() -> None:
         err = np.abs(a.numpy() - b.numpy()).max() / np.abs(b.numpy()).max()
         assert err < 1e-4, f"{what} differs from torch by {err:.2e} (relative)"
 
+    from ember.static import passes
+
+    passes.wait_for_kernels()  # numba's kernels compile in the background: time them, not NumPy
     pairs = [
         ("conv2d forward", e_fwd, t_fwd),
         ("conv2d forward+backward", e_fb, t_fb),

@@ -79,6 +79,7 @@ import numpy as np
 from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
+from . import _conv_numba
 
 SOURCE = """
 import numpy as np
@@ -369,12 +370,6 @@ def _tiles(h: int, w: int, padding) -> tuple:
     return ho, wo, (ho + 1) // 2, (wo + 1) // 2
 
 
-def _channels_last(x):
-    """(N, C, H, W) -> its (N, H, W, C) channels-last array (a view when it is that memory)."""
-    t = x.transpose(0, 2, 3, 1)
-    return t if t.flags.c_contiguous else np.ascontiguousarray(t)
-
-
 def _block(n: int, th: int, tw: int, channels: int, itemsize: int) -> int:
     """Images per block: the transformed tiles of a block stay within ``BLOCK_BYTES``."""
     return max(1, min(n, BLOCK_BYTES // (16 * th * tw * channels * itemsize)))
@@ -398,7 +393,7 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     ho, wo, th, tw = _tiles(h, wd, padding)
     u = _scratch(xp, "wino_u", (16, c, o), x.dtype)
     mod.weight_tf(w, u)
-    xt = _channels_last(x)
+    xt = _conv_numba.to_channels_last(x)
     y = np.empty((n, ho, wo, o), x.dtype)
     nb = _block(n, th, tw, max(c, o), x.itemsize)
     kept = None
@@ -429,8 +424,8 @@ def grad_weight3x3(xp, x, g, padding, v=None):
     o = g.shape[1]
     ph, pw = padding
     _, _, th, tw = _tiles(h, wd, padding)
-    gt = _channels_last(g)
-    xt = None if v is not None else _channels_last(x)
+    gt = _conv_numba.to_channels_last(g)
+    xt = None if v is not None else _conv_numba.to_channels_last(x)
     nb = n if v is not None else _block(n, th, tw, max(c, o), x.itemsize)
     du = np.zeros((16, c, o), x.dtype)
     part = _scratch(xp, "wino_u", (16, c, o), x.dtype) if nb < n else du

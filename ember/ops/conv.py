@@ -244,8 +244,8 @@ def im2col(
     ``reuse`` them: only for Conv2dGradWeight, whose input ``x`` the autograd engine has checked
     to be unchanged since the forward pass (version counter); a forward pass never reuses.
     A forward pass over the whole batch asks to ``keep`` its patches for that (the module's
-    notes say when it does). ``fill(x, cols, stride, padding, dilation)``, where given (the
-    CPU override's numba gather), writes the channels-last patches itself or answers False.
+    notes say when it does). ``fill(x, cols, stride, padding, dilation, layout)``, where given
+    (the CPU override's numba gathers), writes the patches itself or answers False.
     """
     n, c, h, w = x.shape
     kh, kw = kernel
@@ -273,17 +273,14 @@ def im2col(
         and type(x) is np.ndarray
     )
     if layout == "planar":
-        xpad = _padded_nchw(xp, x, padding)
-        s_n, s_c, s_h, s_w = xpad.strides
         shape = (c, kh, kw, n, ho, wo)
-        strides = (s_c, s_h * dilation[0], s_w * dilation[1], s_n, s_h * stride[0], s_w * stride[1])
-        view = strided_view(xpad, shape, strides)
         final = (k, m)
+        view = None  # a fill function gathers from x itself; else the strided view below
     else:
         shape = (n, ho, wo, kh, kw, c)
         final = (m, k)
         if fill is not None and (kh, kw) != (1, 1):
-            xpad = view = None  # the fill function gathers from x itself
+            view = None  # the fill function gathers from x itself
         else:
             xpad = _padded_nhwc(xp, x, padding, "pad")
             if (kh, kw) == (1, 1) and stride == (1, 1) and xpad.flags.c_contiguous:
@@ -297,8 +294,16 @@ def im2col(
             _local.cols_of = None  # being overwritten
     if view is not None:
         _copy(cols, view)
-    elif not fill(x, cols, stride, padding, dilation):
-        view = _patches(xp, _padded_nhwc(xp, x, padding, "pad"), kh, kw, ho, wo, stride, dilation)
+    elif fill is None or not fill(x, cols, stride, padding, dilation, layout):
+        if layout == "planar":
+            xpad = _padded_nchw(xp, x, padding)
+            s_n, s_c, s_h, s_w = xpad.strides
+            d, st = dilation, stride
+            strides = (s_c, s_h * d[0], s_w * d[1], s_n, s_h * st[0], s_w * st[1])
+            view = strided_view(xpad, shape, strides)
+        else:
+            xpad = _padded_nhwc(xp, x, padding, "pad")
+            view = _patches(xp, xpad, kh, kw, ho, wo, stride, dilation)
         _copy(cols, view)
     cols = cols.reshape(final)
     if keep:

@@ -507,13 +507,17 @@ def test_kept_patches_follow_in_place_changes_through_a_new_forward():
         ((2, 6, 9, 7), (4, 3, 3, 2), (2, 1), (1, 0), (1, 2), 2),
         ((2, 5, 6, 6), (3, 5, 5, 5), (1, 1), (2, 2), (1, 1), 1),
         ((2, 4, 5, 5), (4, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+        ((2, 1, 12, 12), (3, 1, 5, 5), (1, 1), (2, 2), (1, 1), 1),
+        ((2, 2, 10, 16), (3, 2, 3, 3), (2, 1), (1, 2), (2, 1), 1),
     ],
-    ids=["3x3", "strided_dilated_groups", "5x5_pad2", "1x1"],
+    ids=["3x3", "strided_dilated_groups", "5x5_pad2", "1x1", "planar", "planar_strided"],
 )
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_numba_gather_of_channels_last_inputs(cfg, dtype, monkeypatch):
-    """Conv2d's CPU override (numba's patch gather from channels-last memory, the input
-    gradient's gathering convolution too) against the NumPy body and PyTorch."""
+@pytest.mark.parametrize("layout", ["channels_last", "nchw"])
+def test_numba_gathers_match_numpy_and_torch(cfg, dtype, layout, monkeypatch):
+    """Conv2d's CPU override (numba's patch gathers: channels-last patches from channels-last
+    or NCHW memory, planar patches for few channels; the input gradient's gathering
+    convolution too) against the NumPy body and PyTorch."""
     from ember.backend import jit as _jit
 
     if not _jit.available():
@@ -521,7 +525,8 @@ def test_numba_gather_of_channels_last_inputs(cfg, dtype, monkeypatch):
     xs, ws, s, p, d, g = cfg
     rng = np.random.default_rng(0)
     x = rng.standard_normal(xs).astype(dtype)
-    x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     w = rng.standard_normal(ws).astype(dtype)
     results = {}
     for mode in ("off", "sync"):
