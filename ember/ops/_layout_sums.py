@@ -103,8 +103,10 @@ def add_trailing(a, b):
     >>> out[1, :, 2, 3].tolist(), out.transpose(0, 2, 3, 1).flags.c_contiguous
     ([0.0, 1.0, 2.0, 3.0], True)
     """
-    if not _served(a) or type(b) is not np.ndarray or b.dtype != a.dtype or b.ndim > a.ndim:
+    if not _served(a) or type(b) is not np.ndarray or b.dtype != a.dtype:
         return None
+    if not 1 <= b.ndim <= a.ndim:
+        return None  # a 0-d b is NumPy's scalar loop already
     if a.flags.c_contiguous and (b.shape[-1] == 1 or a.shape[-1] >= SHORT):
         return None  # b constant along a's fastest axis, or rows long already
     order = memory_order(a)

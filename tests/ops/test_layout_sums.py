@@ -80,6 +80,8 @@ def test_add_trailing_matches_numpy_in_the_layout_of_a(a, b):
         (_rand(5471, 3), _rand(3), "a prime number of rows"),
         (_nhwc(_rand(16, 6, 16, 16)), _rand(8, 6, 1, 1), "b along a slow axis too"),
         (_rand(2, 3, 4), _rand(3, 4), "small"),
+        (_rand(400, 400), np.float32(2.0) * np.ones((), np.float32), "0-d b"),
+        (np.ones((), np.float32), _rand(400, 400), "0-d a"),
     ],
 )
 def test_add_trailing_declines(a, b, why):
