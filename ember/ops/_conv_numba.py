@@ -99,40 +99,40 @@ def gather(x, cols, sh, sw, ph, pw, dh, dw):
     parallel=True,
 )
 def gather_planar(x, cols, sh, sw, ph, pw, dh, dw):
-    # x (N, C, H, W); cols (C, kh, kw, N, Ho, Wo): a row of each is a run of an input row
+    # x (N, C, H, W); cols (C, kh, kw, N, Ho, Wo): a row of each is a run of an input row.
+    # Images over numba's threads, as the product that reads cols splits its columns.
     c, kh, kw, n, ho, wo = cols.shape
     h, w = x.shape[2], x.shape[3]
     xf = x.reshape(-1)
     cf = cols.reshape(-1)
-    for t in prange(c * kh * kw * n):  # (channel, kernel offset, image) over numba's threads
-        b = t % n
-        r = t // n
-        j = r % kw
-        i = (r // kw) % kh
-        ch = r // (kw * kh)
-        off = j * dw - pw
-        lo = 0 if off >= 0 else min(wo, (-off + sw - 1) // sw)  # the columns inside the input
-        hi = max(lo, min(wo, (w - 1 - off) // sw + 1))
-        d = U(t * ho * wo)
-        for oh in range(ho):
-            ih = oh * sh - ph + i * dh
-            if ih < 0 or ih >= h:
-                for q in range(U(wo)):
-                    cf[d + q] = 0
-            else:
-                for q in range(U(lo)):
-                    cf[d + q] = 0
-                src = U(((b * c + ch) * h + ih) * w + lo * sw + off)
-                at = d + U(lo)
-                if sw == 1:
-                    for q in range(U(hi - lo)):
-                        cf[at + q] = xf[src + q]
+    for b in prange(n):
+        for r in range(c * kh * kw):  # (channel, kernel offset)
+            j = r % kw
+            i = (r // kw) % kh
+            ch = r // (kw * kh)
+            off = j * dw - pw
+            lo = 0 if off >= 0 else min(wo, (-off + sw - 1) // sw)  # columns inside the input
+            hi = max(lo, min(wo, (w - 1 - off) // sw + 1))
+            d = U((r * n + b) * ho * wo)
+            for oh in range(ho):
+                ih = oh * sh - ph + i * dh
+                if ih < 0 or ih >= h:
+                    for q in range(U(wo)):
+                        cf[d + q] = 0
                 else:
-                    for q in range(U(hi - lo)):
-                        cf[at + q] = xf[src + q * U(sw)]
-                for q in range(U(hi), U(wo)):
-                    cf[d + q] = 0
-            d += U(wo)
+                    for q in range(U(lo)):
+                        cf[d + q] = 0
+                    src = U(((b * c + ch) * h + ih) * w + lo * sw + off)
+                    at = d + U(lo)
+                    if sw == 1:
+                        for q in range(U(hi - lo)):
+                            cf[at + q] = xf[src + q]
+                    else:
+                        for q in range(U(hi - lo)):
+                            cf[at + q] = xf[src + q * U(sw)]
+                    for q in range(U(hi), U(wo)):
+                        cf[d + q] = 0
+                d += U(wo)
 
 
 @njit(

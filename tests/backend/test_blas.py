@@ -46,6 +46,11 @@ CASES = {  # name: (a, b); float32 and float64, 2-D and stacks, transposed and s
     "stack, fewer than threads": (_rand(1, 31, 8), _rand(1, 8, 3)),
     "stack transposed (v^T z)": (_rand(16, 30, 5).transpose(0, 2, 1), _rand(16, 30, 6)),
     "stack rows sliced": (_rand(16, 40, 5)[:, 7:30], _rand(16, 5, 3)),
+    "long inner dimension": (_rand(6, 300), _rand(300, 5)),  # split along it, parts summed
+    "long inner, odd, transposed": (
+        _t(_rand(25, 301, dtype=np.float64)),
+        _t(_rand(301, 7, dtype=np.float64)),
+    ),
 }
 
 
@@ -60,11 +65,14 @@ def _both(a, b):
 def test_split_product_equals_numpy(name, split):
     a, b = CASES[name]
     got, want = _both(a, b)
-    tol = 1e-5 if a.dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    # both within rounding of the exact sums: a few ulps of the sum of |products| each
+    exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    bound = (1e-6 if a.dtype == np.float32 else 1e-14) * np.matmul(np.abs(a), np.abs(b))
+    assert (np.abs(want - exact) <= bound).all()
+    assert (np.abs(got - exact) <= bound).all()
     out = np.full(want.shape, np.nan, a.dtype)
     assert blas.matmul(a, b, out=out) is out
-    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(out, got)
 
 
 FALLBACKS = {  # what NumPy serves itself: the same result, dtype and errors as np.matmul
