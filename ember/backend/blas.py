@@ -45,9 +45,12 @@ from . import jit as _jit
 # 64x64x64 product takes ~10 us on one core).
 MIN_SPLIT_WORK = 1 << 20
 
-# A product whose inner dimension is at least as long as its other two is split along it, each
-# thread's part summed into the result, where the parts take at most this much memory (a
-# convolution's weight gradient: 25x50176 @ 50176x6 433 against 526 us split by rows).
+# A product whose inner dimension is ``INNER`` times as long as its other two or more is split
+# along it, each thread's part summed into the result, where the parts take at most
+# ``MAX_PARTIALS`` bytes: a convolution's weight gradient (25x50176 @ 50176x6: 418-527 against
+# 495-598 us split by rows; 150x6400 @ 6400x16 about even). Shorter ones gained nothing (the
+# two-layer net's 64x1000 @ 1000x100: 150-196 against 158-193 us).
+INNER = 16
 MAX_PARTIALS = 1 << 20
 
 FLOATS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}  # the dtypes it splits
@@ -175,6 +178,18 @@ def _sig(fn):
     return types.boolean(g, a, a, types.Array(g.sig.args[6], 3, "A"), types.int64)
 
 
+@njit(cache=True, nogil=True)
+def _layout(x, size):
+    # cblas's view of the matrices of a 3-D stack x: (transpose flag, leading dimension, bytes
+    # from a row to the next, bytes from a column to the next); flag 0 for a layout it cannot take
+    rows, cols = x.shape[1], x.shape[2]
+    if x.strides[2] == size or cols == 1:
+        return 111, x.strides[1] // size, x.strides[1], size
+    if x.strides[1] == size or rows == 1:
+        return 112, x.strides[2] // size, size, x.strides[2]
+    return 0, 0, 0, 0
+
+
 @njit([_sig(f) for f in _blas.library().gemm.values()], cache=True, nogil=True, parallel=True)
 def gemm(fn, a, b, c, parts):
     # c[i] = a[i] @ b[i or 0] for the stacks a (S, M, K), b (S or 1, K, N), c (S, M, N), each
@@ -187,19 +202,11 @@ def gemm(fn, a, b, c, parts):
     if c.strides[2] != size and n > 1:
         return False
     ldc = c.strides[1] // size
-    if a.strides[2] == size or k == 1:
-        ta, lda, row_a = 111, a.strides[1] // size, a.strides[1]
-    elif a.strides[1] == size or m == 1:
-        ta, lda, row_a = 112, a.strides[2] // size, size
-    else:
+    ta, lda, row_a, _ = _layout(a, size)
+    tb, ldb, _, col_b = _layout(b, size)
+    if ta == 0 or tb == 0 or min(lda, ldb, ldc) < 1:
         return False
-    if b.strides[2] == size or n == 1:
-        tb, ldb, col_b = 111, b.strides[1] // size, size
-    elif b.strides[1] == size or k == 1:
-        tb, ldb, col_b = 112, b.strides[2] // size, b.strides[2]
-    else:
-        return False
-    if min(lda, ldb, ldc) < 1 or min(a.strides[0], b.strides[0], c.strides[0]) < 0:
+    if min(a.strides[0], b.strides[0], c.strides[0]) < 0:
         return False
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     sa, sc = a.strides[0], c.strides[0]
@@ -237,19 +244,9 @@ def gemm_inner(fn, a, b, partial, parts):
     size = a.itemsize
     m, k = a.shape[1], a.shape[2]
     n = b.shape[2]
-    if a.strides[2] == size or k == 1:
-        ta, lda, step_a = 111, a.strides[1] // size, size
-    elif a.strides[1] == size or m == 1:
-        ta, lda, step_a = 112, a.strides[2] // size, a.strides[2]
-    else:
-        return False
-    if b.strides[2] == size or n == 1:
-        tb, ldb, step_b = 111, b.strides[1] // size, b.strides[1]
-    elif b.strides[1] == size or k == 1:
-        tb, ldb, step_b = 112, b.strides[2] // size, size
-    else:
-        return False
-    if min(lda, ldb) < 1:
+    ta, lda, _, step_a = _layout(a, size)
+    tb, ldb, step_b, _ = _layout(b, size)
+    if ta == 0 or tb == 0 or min(lda, ldb) < 1:
         return False
     pa, pb, pc = a.ctypes.data, b.ctypes.data, partial.ctypes.data
     one = a.dtype.type(1)
@@ -270,9 +267,9 @@ def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, split over numba's threads where ``active()`` and the
     product has at least ``MIN_SPLIT_WORK`` multiply-adds: float32 or float64 host arrays of one
     dtype, 2-D or 3-D stacks (``b`` 2-D or a stack of ``a``'s length), each matrix with one unit
-    stride. A 2-D product whose inner dimension is the longest is split along it (the threads'
-    parts summed, ``MAX_PARTIALS``), others by matrices, rows or columns. Anything else is
-    ``np.matmul``.
+    stride. A 2-D product whose inner dimension is by far the longest is split along it (the
+    threads' parts summed: ``INNER``, ``MAX_PARTIALS``), others by matrices, rows or columns.
+    Anything else is ``np.matmul``.
 
     >>> import numpy as np
     >>> a = np.ones((3, 4, 5), np.float32)
@@ -299,7 +296,7 @@ def matmul(a, b, out=None):
         return np.matmul(a, b, out=out)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     threads = _config.get_num_threads()
-    if a.ndim == 2 and k >= max(m, n) and m * n * threads * a.itemsize <= MAX_PARTIALS:
+    if a.ndim == 2 and k >= INNER * max(m, n) and m * n * threads * a.itemsize <= MAX_PARTIALS:
         partial = np.empty((threads, m, n), a.dtype)
         if _kernels().gemm_inner(
             library().gemm[FLOATS[a.dtype]], a[None], b[None], partial, threads
