@@ -3,10 +3,10 @@
 On the CPU ember's parallel work is numba's: its kernels split their loops over numba's threads
 (``prange``), and large matrix products are split the same way, each thread calling OpenBLAS's
 ``gemm`` on its block: rows, columns or whole matrices of a stack, or a block of the inner
-dimension whose parts are summed after (``matmul``). OpenBLAS
-itself then runs one thread per call: its own threads spin for a while after each call, and
-on two cores a numba loop right after a product took 7.5-20 ms instead of 34-75 us while
-OpenBLAS's idle thread held the second core. One pool of threads for all of a step's parallel
+dimension whose parts are summed after (``matmul``). OpenBLAS itself then runs one thread per
+call: its own threads spin for a while after each call, and on two cores a numba loop right
+after a product took 7.5-20 ms instead of 34-75 us while OpenBLAS's idle thread held the second
+core. One pool of threads for all of a step's parallel
 work is PyTorch's way too (its intra-op pool).
 
 ``active()`` says whether ember works this way: numba can be imported (and kernels are on),
