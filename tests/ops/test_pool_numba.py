@@ -147,7 +147,10 @@ def test_no_entries_without_grad(mode):
 @pytest.mark.parametrize("x_layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("g_layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("special", ["none", "inf_g", "nan_x", "ties"])
-def test_scatter_kernel_matches_the_numpy_body(dtype, x_layout, g_layout, special, monkeypatch):
+@pytest.mark.parametrize("channels", [4, 16])  # 16 channels-last: the wide (vector) kernel
+def test_scatter_kernel_matches_the_numpy_body(
+    dtype, x_layout, g_layout, special, channels, monkeypatch
+):
     """MaxPoolScatter's override: the arithmetic path (finite g, no NaN), the exact path it
     falls back to (a NaN in a window, an infinite g), ties (first maximum); odd sizes leave
     the uncovered row and column zero; the result keeps x's layout."""
@@ -155,8 +158,8 @@ def test_scatter_kernel_matches_the_numpy_body(dtype, x_layout, g_layout, specia
         pytest.skip("numba is not installed")
     monkeypatch.setattr(_jit, "_mode", "sync")
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((3, 4, 7, 9)).astype(dtype)
-    g = rng.standard_normal((3, 4, 3, 4)).astype(dtype)
+    x = rng.standard_normal((3, channels, 7, 9)).astype(dtype)
+    g = rng.standard_normal((3, channels, 3, 4)).astype(dtype)
     if special == "inf_g":
         g[1, 2, 0, 1] = np.inf
     elif special == "nan_x":
