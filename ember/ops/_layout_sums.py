@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend.blas import FLOATS  # the dtypes BLAS's matrix-vector products serve
+
 MIN_SIZE = 1 << 14  # below this NumPy's own sum or add is as fast as the checks here
 SHORT = 64  # add_trailing's rows reach at least this many values
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def memory_order(x) -> tuple | None:

@@ -226,8 +226,9 @@ def exact_scatter(g, x, last, out):
 
 
 def kernels(*dtypes):
-    """The compiled module (``kernel``, ``scatter``) when numba serves ``dtypes``
-    (all float32 or all float64) and the module is ready; else None (the caller runs NumPy)."""
+    """The compiled module (``kernel``, ``scatter``, ``scatter_wide``, ``exact_scatter``) when
+    numba serves ``dtypes`` (all float32 or all float64) and the module is ready; else None
+    (the caller runs NumPy)."""
     return _jit.float_module("maxpool", SOURCE, *dtypes)
 
 
