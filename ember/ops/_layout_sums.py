@@ -95,6 +95,23 @@ def sum_by_products(x, axes: tuple):
     return out.reshape([n for a, n in enumerate(x.shape) if a not in axes])
 
 
+def repeats(rows: int, period: int) -> int:
+    """How many times to repeat a pattern of ``period`` values so that rows of it hold at
+    least ``SHORT`` values while ``rows`` of one pattern still divide into whole rows (small
+    prime factors of ``rows``); 1 where none does.
+
+    >>> repeats(64 * 28 * 28, 6), repeats(7, 6)
+    (16, 7)
+    """
+    repeat = 1
+    while period * repeat < SHORT:
+        f = next((f for f in (2, 3, 5, 7) if rows % (repeat * f) == 0), None)
+        if f is None:
+            break
+        repeat *= f
+    return repeat
+
+
 def add_trailing(a, b):
     """``a + b`` for ``b`` broadcast along all but ``a``'s fastest axes (holding fewer than
     ``SHORT`` values, one dtype with ``a``), in ``a``'s memory layout; else None.
@@ -132,12 +149,7 @@ def add_trailing(a, b):
             return None  # b varies along a slower axis too
     if period == 1 or period >= SHORT:
         return None
-    rows, repeat = a.size // period, 1
-    while period * repeat < SHORT:
-        f = next((f for f in (2, 3, 5, 7) if rows % (repeat * f) == 0), None)
-        if f is None:
-            break
-        repeat *= f
+    repeat = repeats(a.size // period, period)
     if repeat == 1:
         return None
     logical = sorted(inner_axes)

@@ -519,3 +519,65 @@ def test_a_kernel_keeps_its_inputs_channels_last_layout():
                     assert got.strides == last.strides  # channels-last kept
     finally:
         _jit.set_mode(prev)
+
+
+def _bias_relu_graph(shape):
+    """``relu(a + bias + 0.5 * s)``: an activation, a per-channel bias and a 0-d input."""
+    g = Graph("f")
+    a = g.add_input(shape, np.float32, "a")
+    bias = g.add_input((shape[1], 1, 1), np.float32, "bias")
+    s = g.add_input((), np.float32, "s")
+    half = g.add_node(ew.MUL, [s, g.add_constant(np.float32(0.5))], (), np.float32)
+    h = g.add_node(ew.ADD, [a, bias], shape, np.float32)
+    h = g.add_node(ew.ADD, [h, half], shape, np.float32)
+    g.outputs.append(g.add_node(ew.Relu(), [h], shape, np.float32))
+    return passes.elementwise_fusion(g)
+
+
+@pytest.mark.skipif(not _jit.available(), reason="needs numba (the jit extra)")
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+@pytest.mark.parametrize(
+    "shape", [(8, 6, 7, 8), (1, 3, 11, 13), (2, 70, 3, 3)], ids=["folded", "prime rows", "long"]
+)
+def test_a_channels_last_kernel_runs_on_rows_of_repeated_channels(monkeypatch, shape, parallel):
+    """A bias over few channels-last channels: the kernel runs over rows of the channels repeated
+    (where the rows divide; 6 channels x 16 here), on numba's threads when large; its values are
+    the NumPy body's and the result stays channels-last. While the layout's kernel compiles
+    (background mode), a call copies its inputs to C order and the next call keeps the layout."""
+    from ember.static.passes import fuse
+
+    monkeypatch.setattr(fuse, "_parallel", lambda shape: parallel)
+    prev = _jit.set_mode("auto")
+    try:
+        g = _bias_relu_graph(shape)
+        (node,) = g.nodes[-1:]
+        plan = Plan(g, g.outputs)
+        rng = np.random.default_rng(3)
+        n, c, h, w = shape
+        x = rng.standard_normal((n, h, w, c)).astype(np.float32).transpose(0, 3, 1, 2)
+        bias = rng.standard_normal((c, 1, 1)).astype(np.float32)
+        s = np.float32(0.25)
+        want = np.maximum(x + bias + s * np.float32(0.5), 0)
+        for _ in range(4):
+            (got,), _ = plan.run([x, bias, np.asarray(s)], [])
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+            _jit.wait()
+        assert got.strides == x.strides
+        ((kernel, _, _, rows),) = node.op._layouts.values()
+        assert (rows is not None) == (shape == (8, 6, 7, 8))
+        assert ("prange(" in kernel.source) == parallel
+    finally:
+        _jit.set_mode(prev)
+
+
+def test_rows_of_repeated_channels_apply_to_inputs_that_vary_along_the_fast_axes_only():
+    from ember.static.passes.fuse import _rows
+
+    assert _rows((64, 6), [(64, 6), (1, 6)]) == ((4, 96), [(4, 96), (1, 96)], [1, 16])
+    assert _rows((64, 6), [(64, 6), (64, 1)]) is None  # varies along the slow axis
+    assert _rows((64, 2, 3), [(64, 2, 3), (1, 1, 3)])[0] == (4, 96)
+    assert _rows((64, 2, 3), [(64, 2, 3), (1, 2, 1), (1, 1, 3)]) is None  # part of the fast axes
+    assert _rows((64, 2, 3), [(64, 2, 3), (1, 2, 3), (1, 1, 1)])[0] == (4, 96)
+    assert _rows((64, 80), [(64, 80), (1, 80)]) is None  # rows long already
+    assert _rows((13, 6), [(13, 6), (1, 6)]) is None  # 13 rows: no factor to repeat by
+    assert _rows((64, 6), [(64, 6), (64, 6)]) is None  # nothing broadcast

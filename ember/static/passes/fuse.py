@@ -61,12 +61,14 @@ import math
 import numpy as np
 
 from ... import _caches
+from ...backend import blas as _blas
 from ...backend import jit as _jit
 from ...backend import overrides
 from ...backend.arrays import writeable
 from ...backend.kernels import fused as _fused
 from ...backend.kernels import raw_view
 from ...dtypes import FLOAT_DTYPES
+from ...ops import _layout_sums
 from ...ops import elementwise as ew
 from ...ops.base import Op, Spec
 from ...ops.linalg import MatMul
@@ -86,6 +88,13 @@ from .fused_renderers import (
 _FLOATS = frozenset(d.np for d in FLOAT_DTYPES)  # float16, bfloat16, float32, float64
 _F64 = np.dtype(np.float64)
 SINGLE_MIN = 1 << 16  # with numba, a lone elementwise op this large becomes a kernel too
+PARALLEL_MIN = 1 << 15  # a kernel over this many elements runs on numba's threads
+
+
+def _parallel(shape: tuple) -> bool:
+    """Whether a kernel over ``shape`` splits its loop over numba's threads: it is large, and
+    the CPU's threads are numba's (``blas.active``: products split over them too)."""
+    return math.prod(shape) >= PARALLEL_MIN and _blas.active()
 
 
 def has_scalar(op_class) -> bool:
@@ -301,6 +310,7 @@ class FusedElementwise(Op):
                 self.reuse if self._reads_out(inputs) else -1,
                 self.types,
                 self.extra,
+                _parallel(self.shape),
             )
             if made is not None:
                 src, dims = made
@@ -319,7 +329,7 @@ class FusedElementwise(Op):
         way = self._way
         if way == "layout":
             kept = self._run_in_layout(inputs)
-            if kept is not None:
+            if kept is not None and kept is not _PENDING:
                 return kept
         out = self._out_buffer(inputs)
         if out is None:
@@ -334,12 +344,14 @@ class FusedElementwise(Op):
                 pass
         if self.extra and not self._targets_ok(inputs):
             return NotImplemented
+        kept = None
         if not self.extra and self.reuse < 0:
             kept = self._run_in_layout(inputs)
-            if kept is not None:
+            if kept is not None and kept is not _PENDING:
                 object.__setattr__(self, "_way", "layout")
                 return kept
-        object.__setattr__(self, "_way", "copy")
+        if kept is None:  # no layout to keep (while its kernel compiles, ask again next call)
+            object.__setattr__(self, "_way", "copy")
         fn(*[np.asarray(a, order="C") for a in inputs], out, self._kernel_args)
         return out
 
@@ -347,8 +359,11 @@ class FusedElementwise(Op):
         """The result in the memory order of the first output-shaped input not in C order (a
         channels-last convolution's output): a kernel for the axes in that order (compiled once
         per order), the other inputs viewed, or copied, in it, and an output in it returned as a
-        view in this op's axis order, as NumPy's ufuncs keep their input's layout. None when
-        no input has such an order or the kernel is not compiled yet."""
+        view in this op's axis order, as NumPy's ufuncs keep their input's layout. Where the
+        other inputs vary only along the fastest axes in that order and those hold few values
+        (a bias over channels-last memory: 6 in LeNet's first layer), the kernel runs over rows
+        of them repeated (``_rows``), so that its inner loop is long. None when no input has
+        such an order, ``_PENDING`` while the kernel compiles."""
         order = None
         for a in inputs:
             if a.shape == self.shape and type(a) is np.ndarray and not a.flags.c_contiguous:
@@ -362,24 +377,40 @@ class FusedElementwise(Op):
         if made is None:
             nd = len(self.shape)
             shapes = [(1,) * (nd - a.ndim) + tuple(a.shape) for a in inputs]
+            shape = tuple(self.shape[i] for i in order)
+            ordered = [tuple(s[i] for i in order) for s in shapes]
+            rows = _rows(shape, ordered)
+            if rows is not None:
+                shape, ordered = rows[0], rows[1]
             src, dims = numba_source(
                 self.program,
-                tuple(self.shape[i] for i in order),
+                shape,
                 self.dtype,
                 [np.dtype(a.dtype).name for a in inputs],
-                [tuple(s[i] for i in order) for s in shapes],
+                ordered,
                 -1,
                 self.types,
+                (),
+                _parallel(self.shape),
             )
-            made = self._layouts[order] = (_jit.kernel("fused", src), dims, shapes)
-        k, dims, shapes = made
+            made = self._layouts[order] = (_jit.kernel("fused", src), dims, shapes, rows)
+        k, dims, shapes, rows = made
         if k is None or k.fn is None:
-            return None
+            return _PENDING
         args = [np.asarray(a).reshape(s).transpose(order) for a, s in zip(inputs, shapes)]
         args = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in args]
-        out = np.empty(tuple(self.shape[i] for i in order), self.dtype)
+        if rows is None:
+            out = np.empty(tuple(self.shape[i] for i in order), self.dtype)
+            k.fn(*args, out, dims)
+            return out.transpose(np.argsort(order))
+        shape, ordered, repeats = rows
+        args = [
+            a.reshape(s) if r == 1 else np.tile(a.reshape(-1), r).reshape(s)
+            for a, s, r in zip(args, ordered, repeats)
+        ]
+        out = np.empty(shape, self.dtype)
         k.fn(*args, out, dims)
-        return out.transpose(np.argsort(order))
+        return out.reshape([self.shape[i] for i in order]).transpose(np.argsort(order))
 
     def _targets_ok(self, inputs) -> bool:
         """Whether the kernel can write each ``extra`` input in place: a writeable C-contiguous
@@ -401,6 +432,51 @@ class FusedElementwise(Op):
         )
         object.__setattr__(self, "_kernel_reads_out", ok)
         return ok
+
+
+_PENDING = object()  # _run_in_layout's answer while its kernel compiles
+
+
+def _rows(shape: tuple, shapes: list):
+    """``(rows shape, input shapes, repeats)`` for a kernel over ``shape`` (C order) whose
+    inputs (``shapes``, of its rank) are each ``shape`` itself, constant, or vary exactly along
+    its fastest axes, those holding fewer than ``SHORT`` values: the kernel runs over rows of
+    those values repeated ``r`` times (an input's repeats: 1 for the others), viewed as ``(rows,
+    width)``. None where that does not apply or the rows do not divide.
+
+    >>> _rows((50176, 6), [(50176, 6), (1, 6), (1, 1)])
+    ((3136, 96), [(3136, 96), (1, 96), (1, 1)], [1, 16, 1])
+    """
+    nd = len(shape)
+    split = nd
+    for s in shapes:
+        if s != shape and any(v != 1 for v in s):
+            split = min(split, next(i for i, v in enumerate(s) if v != 1))
+    period = math.prod(shape[split:])
+    if split == nd or period >= _layout_sums.SHORT:
+        return None
+    for s in shapes:
+        if s == shape or all(v == 1 for v in s):
+            continue
+        if s[split:] != shape[split:]:
+            return None  # an input that varies along only part of the fast axes
+    rows = math.prod(shape[:split])
+    repeat = _layout_sums.repeats(rows, period)
+    if repeat == 1:
+        return None
+    width = period * repeat
+    ordered, repeats = [], []
+    for s in shapes:
+        if s == shape:
+            ordered.append((rows // repeat, width))
+            repeats.append(1)
+        elif all(v == 1 for v in s):
+            ordered.append((1, 1))
+            repeats.append(1)
+        else:
+            ordered.append((1, width))
+            repeats.append(repeat)
+    return (rows // repeat, width), ordered, repeats
 
 
 @overrides.register(FusedElementwise, "cpu")

@@ -274,6 +274,7 @@ def numba_source(
     reuse: int = -1,
     types=(),
     extra: tuple = (),
+    parallel: bool = False,
 ):
     """The numba kernel's source for ``program`` over inputs of ``in_dtypes`` and
     ``in_shapes`` into an output of ``shape`` and ``dtype``, and for each input the shape to
@@ -295,7 +296,11 @@ def numba_source(
 
     Each ``(instruction, input)`` of ``extra`` (an input of the output's shape) is written
     with the instruction's result after the element's reads: that input is a writeable
-    parameter."""
+    parameter.
+
+    With ``parallel``, the outermost loop is a ``prange``: numba gives each of its threads one
+    run of consecutive indices (so a parallel product's rows are read back by the thread that
+    wrote them)."""
     if any(d not in _jit.NUMBA_TYPES for d in (*in_dtypes, dtype, *(d for d, _ in types))):
         return None
     n = len(in_dtypes)
@@ -355,10 +360,13 @@ def numba_source(
     )
     params = ", ".join([f"x{i}" for i in range(n)] + ["out", "dims"])
     lines = [_jit.HEADER]
+    if parallel:
+        lines.append("from numba import prange\n")
     for (v, d), name in consts.items():
         lines.append(f"{name} = np.{d}({v if math.isfinite(float(v)) else repr(v)})")
+    flags = ", parallel=True" if parallel else ""
     lines.append(
-        f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy")\ndef kernel({params}):'
+        f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy"{flags})\ndef kernel({params}):'
     )
     for k, name in enumerate([f"x{i}" for i in range(n)] + ["out"]):  # the views, in the kernel
         view = ", ".join(f"dims[{k * depth + d}]" for d in range(depth))
@@ -367,7 +375,8 @@ def numba_source(
     ind = "    "
     lines += [ind + s for s in loads.get(0, ())]
     for d in range(depth):
-        lines.append(f"{ind}for i{d} in range(n{d}):")
+        loop = "prange" if d == 0 and parallel else "range"  # prange: a run of i0 per thread
+        lines.append(f"{ind}for i{d} in {loop}(n{d}):")
         ind += "    "
         lines += [ind + s for s in loads.get(d + 1, ())]
     lines += [ind + s for s in body]
