@@ -364,10 +364,8 @@ def numba_source(
         lines.append("from numba import prange\n")
     for (v, d), name in consts.items():
         lines.append(f"{name} = np.{d}({v if math.isfinite(float(v)) else repr(v)})")
-    flags = ", parallel=True" if parallel else ""
-    lines.append(
-        f'\n\n@njit({sig}, cache=True, nogil=True, error_model="numpy"{flags})\ndef kernel({params}):'
-    )
+    flags = 'cache=True, nogil=True, error_model="numpy"' + (", parallel=True" if parallel else "")
+    lines.append(f"\n\n@njit({sig}, {flags})\ndef kernel({params}):")
     for k, name in enumerate([f"x{i}" for i in range(n)] + ["out"]):  # the views, in the kernel
         view = ", ".join(f"dims[{k * depth + d}]" for d in range(depth))
         lines.append(f"    {name} = {name}.reshape(({view},))")
