@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _config
 from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
@@ -84,6 +85,9 @@ from . import _conv_numba
 SOURCE = """
 import numpy as np
 from numba import njit, prange, types
+from numba.core.typing.ctypes_utils import make_function_type
+
+from ember.backend import blas as _blas
 
 
 def ra(t, nd):
@@ -100,7 +104,6 @@ def wc(t, nd):
 
 I = types.int64
 F = (types.float32, types.float64)
-PARTS = 16  # blocks of a loop for numba's threads (each allocates its scratch once)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -116,93 +119,78 @@ def _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3):
         r3[q] = d1[q] - d3[q]
 
 
-@njit(
-    [types.void(rc(t, 4), wc(t, 3), I, I, I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy", parallel=True,
-)
-def input_tf(x, v, b0, ph, pw, th, tw):
-    # x: (N, H, W, C) channels-last; v: (16, nb * th * tw, C) for images b0 .. b0 + nb.
-    # Per row of tiles: the rows of B^T d as whole zero-padded image rows (4 long loops), then
-    # times B per tile, two outputs per loop. Few pointers per loop, so that LLVM vectorizes
-    # them (a loop writing all 16 outputs would not, for fear of aliasing).
+@njit(cache=True, nogil=True, error_model="numpy")
+def _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows):
+    # x: (N, H, W, C) channels-last; images b0 .. b1 into v (16, tiles, C), whose tile 0 is the
+    # first of image ``first``. Per row of tiles: the rows of B^T d as whole zero-padded image
+    # rows (4 long loops), then times B per tile, two outputs per loop. Few pointers per loop,
+    # so that LLVM vectorizes them (a loop writing all 16 outputs would not, for fear of
+    # aliasing). ``edge`` (4, W * C) and ``rows`` (4, 2 * tw + 2, C, zeros) are scratch.
     n, h, w, c = x.shape
-    nb = v.shape[1] // (th * tw)
     xf = x.reshape((n, h, w * c))
     lo, hi = pw * c, (pw + w) * c
-    parts = min(nb, PARTS)
-    for part in prange(parts):  # images in PARTS blocks over numba's threads, scratch per block
-        edge = np.empty((4, w * c), v.dtype)
-        rows = np.zeros((4, 2 * tw + 2, c), v.dtype)  # B^T d over a row of tiles, zero-padded
-        for bb in range(nb * part // parts, nb * (part + 1) // parts):
-            b = b0 + bb
-            for i in range(th):
-                p0 = (bb * th + i) * tw
-                r0 = rows[0].reshape(-1)[lo:hi]
-                r1 = rows[1].reshape(-1)[lo:hi]
-                r2 = rows[2].reshape(-1)[lo:hi]
-                r3 = rows[3].reshape(-1)[lo:hi]
-                top = 2 * i - ph
-                if 0 <= top and top + 3 < h:
-                    d0, d1, d2, d3 = xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3]
-                    _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3)
-                else:  # a row of tiles reaching into the padding
-                    for r in range(4):
-                        if 0 <= top + r < h:
-                            edge[r] = xf[b, top + r]
-                        else:
-                            edge[r] = 0
-                    _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
+    for b in range(b0, b1):
+        for i in range(th):
+            p0 = ((b - first) * th + i) * tw
+            r0 = rows[0].reshape(-1)[lo:hi]
+            r1 = rows[1].reshape(-1)[lo:hi]
+            r2 = rows[2].reshape(-1)[lo:hi]
+            r3 = rows[3].reshape(-1)[lo:hi]
+            top = 2 * i - ph
+            if 0 <= top and top + 3 < h:
+                d0, d1, d2, d3 = xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3]
+                _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3)
+            else:  # a row of tiles reaching into the padding
                 for r in range(4):
-                    t = rows[r]
-                    v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]
-                    for j in range(tw):
-                        e0, e1, e2, e3 = t[2 * j], t[2 * j + 1], t[2 * j + 2], t[2 * j + 3]
-                        o0, o2 = v0[p0 + j], v2[p0 + j]
-                        for ch in range(c):
-                            o0[ch] = e0[ch] - e2[ch]
-                            o2[ch] = e2[ch] - e1[ch]
-                        o1, o3 = v1[p0 + j], v3[p0 + j]
-                        for ch in range(c):
-                            o1[ch] = e1[ch] + e2[ch]
-                            o3[ch] = e1[ch] - e3[ch]
-
-
-@njit(
-    [types.void(rc(t, 3), wc(t, 4), I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy", parallel=True,
-)
-def output_tf(m, y, b0, th, tw):
-    # m: (16, nb * th * tw, O); y: (N, Ho, Wo, O), images b0 .. b0 + nb written
-    n, ho, wo, o = y.shape
-    nb = m.shape[1] // (th * tw)
-    parts = min(nb, PARTS)
-    for part in prange(parts):
-        u = np.empty((8, o), y.dtype)  # A^T m: 2 rows of 4
-        for bb in range(nb * part // parts, nb * (part + 1) // parts):
-            b = b0 + bb
-            for i in range(th):
+                    if 0 <= top + r < h:
+                        edge[r] = xf[b, top + r]
+                    else:
+                        edge[r] = 0
+                _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
+            for r in range(4):
+                t = rows[r]
+                v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]
                 for j in range(tw):
-                    p = (bb * th + i) * tw + j
-                    for s in range(4):  # rows of A^T times m's rows
-                        m0, m1, m2, m3 = m[s, p], m[4 + s, p], m[8 + s, p], m[12 + s, p]
-                        u0, u1 = u[s], u[4 + s]
+                    e0, e1, e2, e3 = t[2 * j], t[2 * j + 1], t[2 * j + 2], t[2 * j + 3]
+                    o0, o2 = v0[p0 + j], v2[p0 + j]
+                    for ch in range(c):
+                        o0[ch] = e0[ch] - e2[ch]
+                        o2[ch] = e2[ch] - e1[ch]
+                    o1, o3 = v1[p0 + j], v3[p0 + j]
+                    for ch in range(c):
+                        o1[ch] = e1[ch] + e2[ch]
+                        o3[ch] = e1[ch] - e3[ch]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _output_images(m, y, first, b0, b1, th, tw, u):
+    # m: (16, tiles, O), tile 0 the first of image ``first``; y: (N, Ho, Wo, O), images b0 ..
+    # b1 written; ``u`` (8, O) scratch
+    n, ho, wo, o = y.shape
+    for b in range(b0, b1):
+        for i in range(th):
+            for j in range(tw):
+                p = ((b - first) * th + i) * tw + j
+                for s in range(4):  # rows of A^T times m's rows
+                    m0, m1, m2, m3 = m[s, p], m[4 + s, p], m[8 + s, p], m[12 + s, p]
+                    u0, u1 = u[s], u[4 + s]
+                    for oc in range(o):
+                        u0[oc] = m0[oc] + m1[oc] + m2[oc]
+                        u1[oc] = m1[oc] - m2[oc] - m3[oc]
+                for r in range(2):  # then times A: columns
+                    oh = 2 * i + r
+                    if oh >= ho:
+                        continue
+                    q0, q1, q2, q3 = u[4 * r], u[4 * r + 1], u[4 * r + 2], u[4 * r + 3]
+                    y0 = y[b, oh, 2 * j]
+                    if 2 * j + 1 < wo:
+                        y1 = y[b, oh, 2 * j + 1]
                         for oc in range(o):
-                            u0[oc] = m0[oc] + m1[oc] + m2[oc]
-                            u1[oc] = m1[oc] - m2[oc] - m3[oc]
-                    for r in range(2):  # then times A: columns
-                        oh = 2 * i + r
-                        if oh >= ho:
-                            continue
-                        q0, q1, q2, q3 = u[4 * r], u[4 * r + 1], u[4 * r + 2], u[4 * r + 3]
-                        y0 = y[b, oh, 2 * j]
-                        if 2 * j + 1 < wo:
-                            y1 = y[b, oh, 2 * j + 1]
-                            for oc in range(o):
-                                y0[oc] = q0[oc] + q1[oc] + q2[oc]
-                                y1[oc] = q1[oc] - q2[oc] - q3[oc]
-                        else:
-                            for oc in range(o):
-                                y0[oc] = q0[oc] + q1[oc] + q2[oc]
+                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
+                            y1[oc] = q1[oc] - q2[oc] - q3[oc]
+                    else:
+                        for oc in range(o):
+                            y0[oc] = q0[oc] + q1[oc] + q2[oc]
 
 
 @njit(
@@ -233,53 +221,45 @@ def weight_tf(w, u):
                 u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
 
 
-@njit(
-    [types.void(rc(t, 4), wc(t, 3), I, I, I) for t in F],
-    cache=True, nogil=True, error_model="numpy", parallel=True,
-)
-def grad_tf(g, z, b0, th, tw):
-    # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, nb * th * tw, O) = A g A^T per
-    # 2x2 tile (zeros past an odd Ho or Wo), for images b0 .. b0 + nb
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_images(g, z, first, b0, b1, th, tw, d, t):
+    # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, tiles, O) = A g A^T per 2x2 tile
+    # (zeros past an odd Ho or Wo), tile 0 the first of image ``first``, for images b0 .. b1;
+    # ``d`` (4, O, zeros) and ``t`` (8, O) scratch
     n, ho, wo, o = g.shape
-    nb = z.shape[1] // (th * tw)
-    parts = min(nb, PARTS)
-    for part in prange(parts):
-        d = np.zeros((4, o), z.dtype)  # the 2x2 tile, [2 * row + column, o]
-        t = np.empty((8, o), z.dtype)  # A g: 4 rows of 2
-        for bb in range(nb * part // parts, nb * (part + 1) // parts):
-            b = b0 + bb
-            for i in range(th):
-                for j in range(tw):
-                    p = (bb * th + i) * tw + j
-                    for r in range(2):
-                        for s in range(2):
-                            dk = d[2 * r + s]
-                            if 2 * i + r < ho and 2 * j + s < wo:
-                                src = g[b, 2 * i + r, 2 * j + s]
-                                for oc in range(o):
-                                    dk[oc] = src[oc]
-                            else:
-                                for oc in range(o):
-                                    dk[oc] = 0
-                    for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
-                        g0, g1 = d[s], d[2 + s]
-                        t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
-                        for oc in range(o):
-                            t0[oc] = g0[oc]
-                            t3[oc] = -g1[oc]
-                        for oc in range(o):
-                            t1[oc] = g0[oc] + g1[oc]
-                            t2[oc] = g0[oc] - g1[oc]
-                    for r in range(4):  # then times A^T: columns
-                        e0, e1 = t[2 * r], t[2 * r + 1]
-                        z0, z1 = z[4 * r, p], z[4 * r + 1, p]
-                        z2, z3 = z[4 * r + 2, p], z[4 * r + 3, p]
-                        for oc in range(o):
-                            z0[oc] = e0[oc]
-                            z3[oc] = -e1[oc]
-                        for oc in range(o):
-                            z1[oc] = e0[oc] + e1[oc]
-                            z2[oc] = e0[oc] - e1[oc]
+    for b in range(b0, b1):
+        for i in range(th):
+            for j in range(tw):
+                p = ((b - first) * th + i) * tw + j
+                for r in range(2):
+                    for s in range(2):
+                        dk = d[2 * r + s]
+                        if 2 * i + r < ho and 2 * j + s < wo:
+                            src = g[b, 2 * i + r, 2 * j + s]
+                            for oc in range(o):
+                                dk[oc] = src[oc]
+                        else:
+                            for oc in range(o):
+                                dk[oc] = 0
+                for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
+                    g0, g1 = d[s], d[2 + s]
+                    t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
+                    for oc in range(o):
+                        t0[oc] = g0[oc]
+                        t3[oc] = -g1[oc]
+                    for oc in range(o):
+                        t1[oc] = g0[oc] + g1[oc]
+                        t2[oc] = g0[oc] - g1[oc]
+                for r in range(4):  # then times A^T: columns
+                    e0, e1 = t[2 * r], t[2 * r + 1]
+                    z0, z1 = z[4 * r, p], z[4 * r + 1, p]
+                    z2, z3 = z[4 * r + 2, p], z[4 * r + 3, p]
+                    for oc in range(o):
+                        z0[oc] = e0[oc]
+                        z3[oc] = -e1[oc]
+                    for oc in range(o):
+                        z1[oc] = e0[oc] + e1[oc]
+                        z2[oc] = e0[oc] - e1[oc]
 
 
 @njit(
@@ -305,13 +285,92 @@ def weight_back_tf(du, dw):
                 dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
 
 
-kernel = input_tf
+# -- whole convolutions, a block of images at a time on each of numba's threads ------------------
+# cblas_?gemm as ``_blas`` finds it in NumPy's OpenBLAS (none without one: then no kernels).
+# Each thread transforms a block of images, runs the block's 16 products on one BLAS thread
+# (``_product``) and transforms them back, while the block's tiles are in its cache.
+GEMMS = [(make_function_type(f), t) for f, t in zip(_blas.library().gemm.values(), F)]
+
+
+def _sigs(*arrays):
+    return [types.void(g, *(a(t, nd) for a, nd in arrays), I, I, I, I, I, I) for g, t in GEMMS]
+
+
+@njit(cache=True, nogil=True)
+def _product(gemm, ta, m, n, k, a, lda, b, c, beta):
+    # c (M, N) = op(a) @ b (K, N) + beta * c, row-major; op(a) is a (M, K), or a^T for a (K, M)
+    gemm(101, ta, 111, m, n, k, c.dtype.type(1), a.ctypes.data, lda, b.ctypes.data, n,
+         c.dtype.type(beta), c.ctypes.data, n)
+
+
+def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
+    # y (N, Ho, Wo, O) = the convolution of x (N, H, W, C) by the transformed weights u
+    # (16, C, O), ``parts`` runs of blocks of ``group`` images; the transformed tiles go into
+    # ``kept`` (16, N * th * tw, C) when it has any, else into each thread's scratch
+    n, w, c = x.shape[0], x.shape[2], x.shape[3]
+    o = u.shape[2]
+    tiles = group * th * tw
+    blocks = (n + group - 1) // group
+    for part in prange(parts):
+        own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
+        m = np.empty((16, tiles, o), x.dtype)
+        edge = np.empty((4, w * c), x.dtype)
+        rows = np.zeros((4, 2 * tw + 2, c), x.dtype)
+        acc = np.empty((8, o), x.dtype)
+        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
+            b0, b1 = blk * group, min(n, (blk + 1) * group)
+            v, first = (kept, 0) if kept.shape[1] else (own, b0)
+            _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
+            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
+            for k in range(16):
+                _product(gemm, 111, cnt, o, c, v[k, t0:], c, u[k], m[k], 0)
+            _output_images(m, y, b0, b0, b1, th, tw, acc)
+
+
+def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
+    # partial[part] (16, C, O) = the sum over that run of blocks of V^T Z, V the transformed
+    # tiles of x (N, H, W, C; read from ``kept`` when it has any, and then x may be empty) and
+    # Z those of the output gradient g (N, Ho, Wo, O); the caller adds the parts up
+    n, w, c = g.shape[0], x.shape[2], x.shape[3]
+    o = g.shape[3]
+    tiles = group * th * tw
+    blocks = (n + group - 1) // group
+    for part in prange(parts):
+        own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
+        z = np.empty((16, tiles, o), x.dtype)
+        edge = np.empty((4, w * c), x.dtype)
+        rows = np.zeros((4, 2 * tw + 2, c), x.dtype)
+        d = np.zeros((4, o), x.dtype)
+        t = np.empty((8, o), x.dtype)
+        du = partial[part]
+        du[...] = 0
+        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
+            b0, b1 = blk * group, min(n, (blk + 1) * group)
+            v, first = (kept, 0) if kept.shape[1] else (own, b0)
+            if not kept.shape[1]:
+                _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
+            _grad_images(g, z, b0, b0, b1, th, tw, d, t)
+            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
+            for k in range(16):
+                _product(gemm, 112, c, o, cnt, v[k, t0:], c, z[k], du[k], 1)
+
+
+if GEMMS:
+    flags = dict(cache=True, nogil=True, error_model="numpy", parallel=True)
+    forward = njit(_sigs((rc, 4), (rc, 3), (wc, 4), (wc, 3)), **flags)(forward)
+    grad_weight = njit(_sigs((rc, 4), (rc, 4), (wc, 3), (wc, 4)), **flags)(grad_weight)
+else:
+    forward = grad_weight = None
+
+kernel = forward
 """
 
 
-# Transformed tiles per block: the (16, tiles, C) input and (16, tiles, O) product stay within
-# about this many bytes each, so a large batch goes through in blocks of images.
-BLOCK_BYTES = 8 << 20
+# A block of images whose transformed tiles and products (16 values per tile and channel, input
+# and output channels) take about this many bytes goes through a thread at a time, while in its
+# cache: 64 images of the digits model's 32 -> 32 8x8 layer make 2 blocks (one per thread), one
+# 64x32x32 image of 64 -> 64 channels a block.
+GROUP_BYTES = 2 << 20
 
 
 def kernels(dtype):
@@ -370,9 +429,30 @@ def _tiles(h: int, w: int, padding) -> tuple:
     return ho, wo, (ho + 1) // 2, (wo + 1) // 2
 
 
-def _block(n: int, th: int, tw: int, channels: int, itemsize: int) -> int:
-    """Images per block: the transformed tiles of a block stay within ``BLOCK_BYTES``."""
-    return max(1, min(n, BLOCK_BYTES // (16 * th * tw * channels * itemsize)))
+def _plan(n: int, th: int, tw: int, channels: int, itemsize: int) -> tuple:
+    """``(images per block, runs of blocks)``: blocks within ``GROUP_BYTES`` of transformed
+    tiles and products (``channels``: input and output channels), and as many runs as numba has
+    threads, while the blocks go round."""
+    threads = _config.get_num_threads() if _blas.active() else 1
+    group = max(1, min(-(-n // threads), GROUP_BYTES // (16 * th * tw * channels * itemsize)))
+    return group, min(threads, -(-n // group))
+
+
+def tiles_bytes(x_shape: tuple, padding, itemsize: int) -> int:
+    """The bytes of ``conv3x3``'s transformed input tiles for an input of ``x_shape``: what
+    ``keep=True`` holds.
+
+    >>> tiles_bytes((64, 32, 8, 8), (1, 1), 4)
+    2097152
+    """
+    n, c, h, w = x_shape
+    _, _, th, tw = _tiles(h, w, padding)
+    return 16 * n * th * tw * c * itemsize
+
+
+def _gemm(dtype):
+    """The ``cblas_?gemm`` the kernels were compiled for, for ``dtype``."""
+    return _blas.library().gemm["s" if dtype == np.float32 else "d"]
 
 
 def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
@@ -380,8 +460,8 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     (O, C, 3, 3), zero padding ``padding``: (N, O, Ho, Wo) as a view of channels-last memory.
     With ``swap``, ``w`` is (C', O', 3, 3) and the kernel used is ``w`` in/out-swapped and
     flipped (the input gradient's). With ``keep`` it answers ``(y, v)``, ``v`` the transformed
-    input tiles (an array of its own when the batch went in one block, else None) for
-    ``grad_weight3x3``. NotImplemented where the transforms are not compiled."""
+    input tiles (``tiles_bytes``) for ``grad_weight3x3``. NotImplemented where the kernels are
+    not compiled (or NumPy's BLAS is not an OpenBLAS ember reaches: ``backend.blas``)."""
     mod = kernels(x.dtype) if xp is np and w.dtype == x.dtype else None
     if mod is None:
         return NotImplemented
@@ -393,21 +473,11 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     ho, wo, th, tw = _tiles(h, wd, padding)
     u = _scratch(xp, "wino_u", (16, c, o), x.dtype)
     mod.weight_tf(w, u)
-    xt = _conv_numba.to_channels_last(x)
     y = np.empty((n, ho, wo, o), x.dtype)
-    nb = _block(n, th, tw, max(c, o), x.itemsize)
-    kept = None
-    for b0 in range(0, n, nb):
-        b1 = min(n, b0 + nb)
-        tiles = (b1 - b0) * th * tw
-        if keep and nb == n:
-            v = kept = np.empty((16, tiles, c), x.dtype)
-        else:
-            v = _scratch(xp, "wino_v", (16, tiles, c), x.dtype)
-        m = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
-        mod.input_tf(xt, v, b0, ph, pw, th, tw)
-        _blas.matmul(v, u, out=m)
-        mod.output_tf(m, y, b0, th, tw)
+    kept = np.empty((16, n * th * tw if keep else 0, c), x.dtype)
+    group, parts = _plan(n, th, tw, c + o, x.itemsize)
+    xt = _conv_numba.to_channels_last(x)
+    mod.forward(_gemm(x.dtype), xt, u, y, kept, ph, pw, th, tw, group, parts)
     y = y.transpose(0, 3, 1, 2)
     return (y, kept) if keep else y
 
@@ -425,21 +495,14 @@ def grad_weight3x3(xp, x, g, padding, v=None):
     ph, pw = padding
     _, _, th, tw = _tiles(h, wd, padding)
     gt = _conv_numba.to_channels_last(g)
-    xt = None if v is not None else _conv_numba.to_channels_last(x)
-    nb = n if v is not None else _block(n, th, tw, max(c, o), x.itemsize)
-    du = np.zeros((16, c, o), x.dtype)
-    part = _scratch(xp, "wino_u", (16, c, o), x.dtype) if nb < n else du
-    for b0 in range(0, n, nb):
-        b1 = min(n, b0 + nb)
-        tiles = (b1 - b0) * th * tw
-        if xt is not None:
-            v = _scratch(xp, "wino_v", (16, tiles, c), x.dtype)
-            mod.input_tf(xt, v, b0, ph, pw, th, tw)
-        z = _scratch(xp, "wino_m", (16, tiles, o), x.dtype)
-        mod.grad_tf(gt, z, b0, th, tw)
-        _blas.matmul(v.transpose(0, 2, 1), z, out=part)
-        if part is not du:
-            du += part
+    if v is None:
+        xt, v = _conv_numba.to_channels_last(x), np.empty((16, 0, c), x.dtype)
+    else:
+        xt = np.empty((0, 0, 0, c), x.dtype)
+    group, parts = _plan(n, th, tw, c + o, x.itemsize)
+    partial = np.empty((parts, 16, c, o), x.dtype)
+    mod.grad_weight(_gemm(x.dtype), xt, gt, v, partial, ph, pw, th, tw, group, parts)
+    du = partial[0] if parts == 1 else partial.sum(axis=0)
     dw = np.empty((o, c, 3, 3), x.dtype)
     mod.weight_back_tf(du, dw)
     return dw

@@ -164,16 +164,22 @@ def test_weight_gradient(case, winograd):
         assert _rel(got, ref) < (1e-12 if dtype == np.float64 else 2e-6)
 
 
-def test_blocks_of_images(winograd, monkeypatch):
-    """A batch larger than ``BLOCK_BYTES`` of transformed tiles goes through in blocks."""
-    monkeypatch.setattr(W, "BLOCK_BYTES", 16 * 16 * 32 * 4 * 2)  # two 8x8 images a block
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_blocks_of_images(threads, winograd, monkeypatch):
+    """A batch larger than ``GROUP_BYTES`` of transformed tiles and products goes through in
+    blocks of images, in one run of blocks per thread (5 images, 2 a block: 3 blocks)."""
+    monkeypatch.setattr(W, "GROUP_BYTES", 16 * 16 * 64 * 8 * 2)  # two 8x8 images a block
+    monkeypatch.setattr(W._config, "get_num_threads", lambda: threads)
     x, wt, g = _inputs(5, 32, 32, 8, 8, 1, "last", np.float64)
+    assert W._plan(5, 4, 4, 64, 8) == (2, min(threads, 3))
     ref, dx = _torch(x, wt, g, 1, np.float64)
-    assert _rel(W.conv3x3(np, x, wt, (1, 1)), ref) < 1e-12
+    y, v = W.conv3x3(np, x, wt, (1, 1), keep=True)
+    assert _rel(y, ref) < 1e-12
     assert _rel(W.conv3x3(np, g, wt, (1, 1), swap=True), dx) < 1e-12
     tw = torch.tensor(wt, requires_grad=True)
     torch.nn.functional.conv2d(torch.tensor(x), tw, padding=1).backward(torch.tensor(g))
-    assert _rel(W.grad_weight3x3(np, x, g, (1, 1)), tw.grad.numpy()) < 1e-12
+    for kept in (v, None):
+        assert _rel(W.grad_weight3x3(np, x, g, (1, 1), kept), tw.grad.numpy()) < 1e-12
 
 
 def _declines(op, x, w, monkeypatch, grad=False):
@@ -248,8 +254,8 @@ def test_policy_serves_the_measured_shapes(monkeypatch):
 @pytest.mark.parametrize("kept", [True, False], ids=["tiles kept", "tiles evicted"])
 def test_training_step_takes_winograd_for_all_three(dtype, kept, winograd, monkeypatch):
     """A recorded forward pass keeps its transformed tiles and the weight gradient's override
-    reads them (im2col gathers the patches once they were evicted); the Conv2d layer's output
-    and both gradients equal PyTorch's."""
+    reads them (or transforms the input again once they were evicted); the Conv2d layer's
+    output and both gradients equal PyTorch's."""
     import ember
 
     if not kept:
@@ -263,7 +269,7 @@ def test_training_step_takes_winograd_for_all_three(dtype, kept, winograd, monke
     monkeypatch.setattr(W, "grad_weight3x3", lambda *a: tiles.append(a[-1]) or real(*a))
     y.backward(ember.from_numpy(g))
     assert len(winograd) == 2  # and the input gradient
-    assert len(tiles) == int(kept) and all(t is not None for t in tiles)  # weight gradient
+    assert len(tiles) == 1 and (tiles[0] is not None) == kept  # the weight gradient
     tx = torch.tensor(x.astype(np.float64), requires_grad=True)
     tw = torch.tensor(wt.astype(np.float64), requires_grad=True)
     ty = torch.nn.functional.conv2d(tx, tw, padding=1)
