@@ -161,6 +161,39 @@ def one_thread() -> bool:
     return blas == 1 if blas is not None else _config.blas_threads() == 1
 
 
+def image_blocks(n: int, image_bytes: int, budget: int) -> tuple[int, int]:
+    """``(images per block, runs of blocks)`` for a kernel that works through ``n`` images a
+    block at a time on numba's threads: blocks of about ``budget`` bytes of an image's scratch
+    (``image_bytes`` each; one image at least), and one run of blocks per thread while the
+    blocks go round (one run where ``active()`` is not: a thread of its own).
+
+    >>> image_blocks(64, 1 << 20, 2 << 20)[0]
+    2
+    """
+    threads = _config.get_num_threads() if active() else 1
+    group = max(1, min(-(-n // threads), budget // max(1, image_bytes)))
+    return group, min(threads, -(-n // group))
+
+
+def numba_gemms() -> list:
+    """``[(numba's type of cblas_?gemm, numba's float type)]``: the signature parts of kernels
+    that call OpenBLAS from numba's threads (``ember.ops._winograd``, ``ember.ops._conv_numba``),
+    float32 then float64; empty without an OpenBLAS ember reaches. Imports numba.
+
+    >>> isinstance(numba_gemms(), list)
+    True
+    """
+    from numba import types
+    from numba.core.typing.ctypes_utils import make_function_type
+
+    gemm = library().gemm
+    return [
+        (make_function_type(gemm[k]), t)
+        for k, t in (("s", types.float32), ("d", types.float64))
+        if k in gemm
+    ]
+
+
 def _kernels():
     return _jit.module("blas_split", SOURCE)
 

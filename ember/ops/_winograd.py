@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _config
 from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
@@ -85,7 +84,6 @@ from . import _conv_numba
 SOURCE = """
 import numpy as np
 from numba import njit, prange, types
-from numba.core.typing.ctypes_utils import make_function_type
 
 from ember.backend import blas as _blas
 
@@ -288,19 +286,12 @@ def weight_back_tf(du, dw):
 # -- whole convolutions, a block of images at a time on each of numba's threads ------------------
 # cblas_?gemm as ``_blas`` finds it in NumPy's OpenBLAS (none without one: then no kernels).
 # Each thread transforms a block of images, runs the block's 16 products on one BLAS thread
-# (``_product``) and transforms them back, while the block's tiles are in its cache.
-GEMMS = [(make_function_type(f), t) for f, t in zip(_blas.library().gemm.values(), F)]
+# and transforms them back, while the block's tiles are in its cache.
+GEMMS = _blas.numba_gemms()
 
 
 def _sigs(*arrays):
     return [types.void(g, *(a(t, nd) for a, nd in arrays), I, I, I, I, I, I) for g, t in GEMMS]
-
-
-@njit(cache=True, nogil=True)
-def _product(gemm, ta, m, n, k, a, lda, b, c, beta):
-    # c (M, N) = op(a) @ b (K, N) + beta * c, row-major; op(a) is a (M, K), or a^T for a (K, M)
-    gemm(101, ta, 111, m, n, k, c.dtype.type(1), a.ctypes.data, lda, b.ctypes.data, n,
-         c.dtype.type(beta), c.ctypes.data, n)
 
 
 def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
@@ -311,6 +302,7 @@ def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
     o = u.shape[2]
     tiles = group * th * tw
     blocks = (n + group - 1) // group
+    one, zero = x.dtype.type(1), x.dtype.type(0)
     for part in prange(parts):
         own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
         m = np.empty((16, tiles, o), x.dtype)
@@ -323,7 +315,8 @@ def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
             _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
             t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
             for k in range(16):
-                _product(gemm, 111, cnt, o, c, v[k, t0:], c, u[k], m[k], 0)
+                gemm(101, 111, 111, cnt, o, c, one, v[k, t0:].ctypes.data, c, u[k].ctypes.data, o,
+                     zero, m[k].ctypes.data, o)
             _output_images(m, y, b0, b0, b1, th, tw, acc)
 
 
@@ -335,6 +328,7 @@ def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
     o = g.shape[3]
     tiles = group * th * tw
     blocks = (n + group - 1) // group
+    one = x.dtype.type(1)
     for part in prange(parts):
         own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
         z = np.empty((16, tiles, o), x.dtype)
@@ -352,7 +346,8 @@ def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
             _grad_images(g, z, b0, b0, b1, th, tw, d, t)
             t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
             for k in range(16):
-                _product(gemm, 112, c, o, cnt, v[k, t0:], c, z[k], du[k], 1)
+                gemm(101, 112, 111, c, o, cnt, one, v[k, t0:].ctypes.data, c, z[k].ctypes.data, o,
+                     one, du[k].ctypes.data, o)
 
 
 if GEMMS:
@@ -430,12 +425,9 @@ def _tiles(h: int, w: int, padding) -> tuple:
 
 
 def _plan(n: int, th: int, tw: int, channels: int, itemsize: int) -> tuple:
-    """``(images per block, runs of blocks)``: blocks within ``GROUP_BYTES`` of transformed
-    tiles and products (``channels``: input and output channels), and as many runs as numba has
-    threads, while the blocks go round."""
-    threads = _config.get_num_threads() if _blas.active() else 1
-    group = max(1, min(-(-n // threads), GROUP_BYTES // (16 * th * tw * channels * itemsize)))
-    return group, min(threads, -(-n // group))
+    """``(images per block, runs of blocks)`` (``blas.image_blocks``): blocks within
+    ``GROUP_BYTES`` of transformed tiles and products (``channels``: input and output)."""
+    return _blas.image_blocks(n, 16 * th * tw * channels * itemsize, GROUP_BYTES)
 
 
 def tiles_bytes(x_shape: tuple, padding, itemsize: int) -> int:
@@ -448,11 +440,6 @@ def tiles_bytes(x_shape: tuple, padding, itemsize: int) -> int:
     n, c, h, w = x_shape
     _, _, th, tw = _tiles(h, w, padding)
     return 16 * n * th * tw * c * itemsize
-
-
-def _gemm(dtype):
-    """The ``cblas_?gemm`` the kernels were compiled for, for ``dtype``."""
-    return _blas.library().gemm["s" if dtype == np.float32 else "d"]
 
 
 def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
@@ -477,7 +464,8 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     kept = np.empty((16, n * th * tw if keep else 0, c), x.dtype)
     group, parts = _plan(n, th, tw, c + o, x.itemsize)
     xt = _conv_numba.to_channels_last(x)
-    mod.forward(_gemm(x.dtype), xt, u, y, kept, ph, pw, th, tw, group, parts)
+    gemm = _blas.library().gemm[_blas.FLOATS[x.dtype]]
+    mod.forward(gemm, xt, u, y, kept, ph, pw, th, tw, group, parts)
     y = y.transpose(0, 3, 1, 2)
     return (y, kept) if keep else y
 
@@ -501,7 +489,8 @@ def grad_weight3x3(xp, x, g, padding, v=None):
         xt = np.empty((0, 0, 0, c), x.dtype)
     group, parts = _plan(n, th, tw, c + o, x.itemsize)
     partial = np.empty((parts, 16, c, o), x.dtype)
-    mod.grad_weight(_gemm(x.dtype), xt, gt, v, partial, ph, pw, th, tw, group, parts)
+    gemm = _blas.library().gemm[_blas.FLOATS[x.dtype]]
+    mod.grad_weight(gemm, xt, gt, v, partial, ph, pw, th, tw, group, parts)
     du = partial[0] if parts == 1 else partial.sum(axis=0)
     dw = np.empty((o, c, 3, 3), x.dtype)
     mod.weight_back_tf(du, dw)

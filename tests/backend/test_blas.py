@@ -115,6 +115,33 @@ def test_without_openblas_nothing_changes(monkeypatch):
     assert not blas.active()
 
 
+@pytest.mark.parametrize(
+    "threads, active, n, image, budget, want",
+    [
+        (2, True, 64, 64 << 10, 2 << 20, (32, 2)),  # the budget holds half the batch
+        (2, True, 64, 2 << 20, 2 << 20, (1, 2)),  # one large image a block
+        (2, True, 5, 1 << 20, 2 << 20, (2, 2)),  # 3 blocks in 2 runs
+        (4, True, 3, 1, 2 << 20, (1, 3)),  # fewer images than threads
+        (2, False, 64, 64 << 10, 2 << 20, (32, 1)),  # not on numba's threads: one run
+        (2, True, 8, 0, 1 << 10, (4, 2)),  # no scratch per image
+    ],
+)
+def test_image_blocks(monkeypatch, threads, active, n, image, budget, want):
+    monkeypatch.setattr(_config.settings, "num_threads", threads)
+    monkeypatch.setattr(blas, "active", lambda: active)
+    assert blas.image_blocks(n, image, budget) == want
+
+
+@pytest.mark.skipif(not jit.available(), reason="needs numba (the jit extra)")
+def test_numba_gemms_follow_the_library(monkeypatch):
+    found = blas.numba_gemms()
+    assert len(found) == len(blas.library().gemm)
+    lib = blas._Library.__new__(blas._Library)
+    lib.set_threads, lib.gemm = None, {}
+    monkeypatch.setattr(blas, "_library", lib)
+    assert blas.numba_gemms() == []
+
+
 def _forked_child(q, a):
     import ember
 

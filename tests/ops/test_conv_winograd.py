@@ -169,7 +169,7 @@ def test_blocks_of_images(threads, winograd, monkeypatch):
     """A batch larger than ``GROUP_BYTES`` of transformed tiles and products goes through in
     blocks of images, in one run of blocks per thread (5 images, 2 a block: 3 blocks)."""
     monkeypatch.setattr(W, "GROUP_BYTES", 16 * 16 * 64 * 8 * 2)  # two 8x8 images a block
-    monkeypatch.setattr(W._config, "get_num_threads", lambda: threads)
+    monkeypatch.setattr(_blas._config, "get_num_threads", lambda: threads)
     x, wt, g = _inputs(5, 32, 32, 8, 8, 1, "last", np.float64)
     assert W._plan(5, 4, 4, 64, 8) == (2, min(threads, 3))
     ref, dx = _torch(x, wt, g, 1, np.float64)
