@@ -15,8 +15,8 @@ input tile d is ``Y = A^T [(G w G^T) * (B^T d B)] A``: 16 multiplications instea
 channels the elementwise product becomes a sum over input channels, so with the input tiles
 transformed, ``V[k, p, c] = (B^T d_p,c B)[k]`` for the 16 positions k of the 4x4 transform domain
 and every tile p of every image, and the weights ``U[k, c, o] = (G w_o,c G^T)[k]``, the
-convolution is 16 independent matrix products ``M[k] = V[k] @ U[k]`` ((tiles, C) x (C, O), one
-``np.matmul`` over the stack), and each output tile is ``A^T M[:, p, o] A``. The tiles step by 2
+convolution is 16 independent matrix products ``M[k] = V[k] @ U[k]`` ((tiles, C) x (C, O)),
+and each output tile is ``A^T M[:, p, o] A``. The tiles step by 2
 over the zero-padded input and overlap by 2; a last tile that reaches past an odd output size
 computes values that are dropped. The input gradient of a stride-1 convolution is a 3x3
 convolution of the output gradient with the flipped, in/out-swapped kernel (padding 2 - p), so
@@ -28,13 +28,24 @@ same transformed input tiles (``grad_weight3x3``, which can take the forward pas
 
 Cost per output value: 16 * C / 4 = 4C multiply-adds against im2col's 9C, plus the transforms,
 which are memory passes (the transformed input is 4x the input's size: 16 values per 2x2
-tile, against im2col's 9x patches). The transforms are numba kernels (``SOURCE``, compiled in
+tile, against im2col's 9x patches). The transforms are numba loops (``SOURCE``, compiled in
 the background and cached on disk by ``ember.backend.jit``), written as loops that read one
 or two rows of channels and write one or two (LLVM vectorizes those; one loop writing all 16
 outputs of a tile did not vectorize, for fear of aliasing: the input transform took 1.6 ms
-instead of 0.18 ms on 64x32x8x8). Without numba, or while they compile, ``conv3x3`` answers
-NotImplemented and the caller runs im2col + GEMM. A large batch goes through in blocks of
-images (``BLOCK_BYTES`` of transformed tiles).
+instead of 0.18 ms on 64x32x8x8).
+
+A convolution runs as one numba kernel (``forward``; the weight gradient ``grad_weight``)
+that works through the batch a block of images at a time, one run of blocks per numba thread
+(``blas.image_blocks``: blocks of ``GROUP_BYTES`` of transformed tiles and products): each
+thread transforms its block, runs the block's 16 products by calling OpenBLAS's ``gemm`` on
+one BLAS thread, and transforms them back, while the block is in its cache. Before, each phase
+ran over the whole batch (the transforms over numba's threads, the 16 products split between
+them), and the 4-8 MB of tiles and products between phases came from memory: the 64x64x32x32
+forward took 35-40 ms, and 22-23 ms a block at a time (PyTorch 30-35 ms); the digits model's
+32 -> 32 8x8 layer 660-780 us against 525-700 us. The weight gradient sums each thread's
+products into a part of its own; the parts are added after. Without numba, while the kernels
+compile, or where NumPy's BLAS is not an OpenBLAS ember reaches (``ember.backend.blas``),
+``conv3x3`` answers NotImplemented and the caller runs im2col + GEMM.
 
 Rounding: B^T and A^T add and subtract up to nine values (G halves), so a float32 result has
 a few times the rounding of one direct sum; measured max error relative to the output's largest
@@ -60,16 +71,14 @@ and gain nothing from the second BLAS thread (16 products of 1024x32 by 32x32: 5
 threads, 535 us with one), while im2col's one large product gains 1.4x. So ``pays`` asks for
 2^19 multiply-adds per product with one BLAS thread and 2^24 with more.
 
-Where ember splits products over numba's threads (``ember.backend.blas``: the default with
-numba and two or more cores) each product's part runs on one BLAS thread, so the one-thread
-policy holds, and the 16 products of a stack go to the threads whole; the transforms loop over
-the images on numba's threads too. On the digits model's 32 -> 32 8x8 layer (64 images, 2
-threads) input transform 216 -> 108-116 us, output transform 200-214 -> 104 us, gradient
-transform 158 -> 82 us.
+Those figures predate the block-at-a-time kernels (they measured the phase-by-phase path);
+the policy stands, as each product runs on one BLAS thread.
 
 A forward pass while gradients are recorded keeps its transformed tiles ``V`` for the weight
 gradient (``conv3x3(keep=True)``, held by ``ember.ops.conv``'s ``_keep`` as im2col's patches
-are), and the weight gradient's override runs ``grad_weight3x3`` from them.
+are, where they fit its limit), and the weight gradient's override runs ``grad_weight3x3`` from
+them; where none are kept it transforms the input again, block by block (64x64x32x32 -> 64: 23
+ms against im2col's 43-46 ms).
 """
 
 from __future__ import annotations
