@@ -60,8 +60,7 @@ import math
 
 import numpy as np
 
-from ... import _caches
-from ...backend import blas as _blas
+from ... import _caches, _config
 from ...backend import jit as _jit
 from ...backend import overrides
 from ...backend.arrays import writeable
@@ -92,9 +91,11 @@ PARALLEL_MIN = 1 << 15  # a kernel over this many elements runs on numba's threa
 
 
 def _parallel(shape: tuple) -> bool:
-    """Whether a kernel over ``shape`` splits its loop over numba's threads: it is large, and
-    the CPU's threads are numba's (``blas.active``: products split over them too)."""
-    return math.prod(shape) >= PARALLEL_MIN and _blas.active()
+    """Whether a kernel over ``shape`` splits its loop over numba's threads: it is large and
+    ember has more than one thread (``ember.set_num_threads``; numba's count follows it, see
+    ``backend.blas``). Decided when the kernel is asked for, which may be before the products'
+    own kernels are compiled."""
+    return math.prod(shape) >= PARALLEL_MIN and _config.get_num_threads() > 1
 
 
 def has_scalar(op_class) -> bool:
