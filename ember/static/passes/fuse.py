@@ -12,7 +12,10 @@ by ``fused_renderers``:
 
 - with numba installed (the ``jit`` extra), as one compiled loop over the elements (see
   ``_jit``: compiled in the background and cached on disk; until it is ready, the NumPy path);
-  numba has no float16 / bfloat16, so those programs always take the NumPy path;
+  numba has no float16 / bfloat16, so those programs always take the NumPy path. From
+  ``PARALLEL_MIN`` elements the outer loop is split over numba's threads; inputs in another
+  memory order (channels-last) run in that order, a few channels' bias over rows of it
+  repeated (``_rows``);
 - otherwise with each op's forward writing into preallocated buffers (``out=``), reusing a
   buffer as soon as the value in it is dead, so a chain of *n* ops allocates one array, not *n*;
   op by op, so a 16-bit program rounds after each op, as the unfused graph does;
