@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..backend import overrides
+from . import _adam_numba
 from .optimizer import Optimizer, state_like, step_count
 
 
@@ -96,6 +99,8 @@ def _adam_numpy(opt, xp, p, g, state, group):
         else:
             g = g + wd * p
     m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    if not group["amsgrad"] and _one_pass(p, g, m, v, b1, b2, eps, lr, t):
+        return
     tmp = (g * (1.0 - b1)).astype(p.dtype, copy=False)  # bfloat16 * float is float32
     m *= b1
     m += tmp
@@ -113,6 +118,22 @@ def _adam_numpy(opt, xp, p, g, state, group):
     xp.divide(m, tmp, out=tmp)
     tmp *= lr / (1.0 - b1**t)
     p -= tmp
+
+
+def _one_pass(p, g, m, v, b1, b2, eps, lr, t) -> bool:
+    """The steps below as one numba pass (``_adam_numba``; the same results, bit for bit) where
+    the arrays are C-contiguous host arrays of one float32 / float64 dtype; False elsewhere."""
+    mod = _adam_numba.kernels(p.dtype)
+    if mod is None:
+        return False
+    for a in (p, g, m, v):
+        if type(a) is not np.ndarray or a.dtype != p.dtype or not a.flags.c_contiguous:
+            return False
+    f = p.dtype.type
+    scalars = (1.0 - b1, b1, 1.0 - b2, b2, math.sqrt(1.0 - b2**t), eps, lr / (1.0 - b1**t))
+    run = mod.step_parallel if p.size >= _adam_numba.PARALLEL_MIN else mod.step
+    run(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *map(f, scalars))
+    return True
 
 
 class AdamW(Adam):
