@@ -196,6 +196,17 @@ def _output_images(m, y, first, b0, b1, th, tw, u):
                             y0[oc] = q0[oc] + q1[oc] + q2[oc]
 
 
+@njit(inline="always")
+def _g(a0, a1, a2, o0, o1, o2, o3, half):
+    # G times three rows of O values (G's rows 1 and 2 halve sums), a loop along O each
+    for oc in range(o0.size):
+        o0[oc] = a0[oc]
+        o3[oc] = a2[oc]
+    for oc in range(o0.size):
+        o1[oc] = half * (a0[oc] + a1[oc] + a2[oc])
+        o2[oc] = half * (a0[oc] - a1[oc] + a2[oc])
+
+
 @njit(
     [types.void(rc(t, 4), wc(t, 3)) for t in F],
     cache=True, nogil=True, error_model="numpy",
@@ -208,24 +219,22 @@ def weight_tf(w, u):
     half = u.dtype.type(0.5)
     t = np.empty((12, o), u.dtype)  # G w, [3 * row + column, o]
     for ch in range(c):
-        for s in range(3):  # G w: rows (G's rows 1 and 2 halve sums)
-            g0, g1, g2 = w[ch, 0, s], w[ch, 1, s], w[ch, 2, s]
-            t0, t1, t2, t3 = t[s], t[3 + s], t[6 + s], t[9 + s]
-            for oc in range(o):
-                t0[oc] = g0[oc]
-                t3[oc] = g2[oc]
-            for oc in range(o):
-                t1[oc] = half * (g0[oc] + g1[oc] + g2[oc])
-                t2[oc] = half * (g0[oc] - g1[oc] + g2[oc])
+        for s in range(3):  # G w: rows
+            _g(w[ch, 0, s], w[ch, 1, s], w[ch, 2, s], t[s], t[3 + s], t[6 + s], t[9 + s], half)
         for r in range(4):  # (G w) G^T: columns
-            q0, q1, q2 = t[3 * r], t[3 * r + 1], t[3 * r + 2]
             u0, u1, u2, u3 = u[4 * r, ch], u[4 * r + 1, ch], u[4 * r + 2, ch], u[4 * r + 3, ch]
-            for oc in range(o):
-                u0[oc] = q0[oc]
-                u3[oc] = q2[oc]
-            for oc in range(o):
-                u1[oc] = half * (q0[oc] + q1[oc] + q2[oc])
-                u2[oc] = half * (q0[oc] - q1[oc] + q2[oc])
+            _g(t[3 * r], t[3 * r + 1], t[3 * r + 2], u0, u1, u2, u3, half)
+
+
+@njit(inline="always")
+def _a(a0, a1, o0, o1, o2, o3):
+    # A times two rows of O values: (a0, a0 + a1, a0 - a1, -a1), a loop along O each
+    for oc in range(o0.size):
+        o0[oc] = a0[oc]
+        o3[oc] = -a1[oc]
+    for oc in range(o0.size):
+        o1[oc] = a0[oc] + a1[oc]
+        o2[oc] = a0[oc] - a1[oc]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -248,25 +257,11 @@ def _grad_images(g, z, first, b0, b1, th, tw, d, t):
                         else:
                             for oc in range(o):
                                 dk[oc] = 0
-                for s in range(2):  # A times the tile's rows: (g0, g0 + g1, g0 - g1, -g1)
-                    g0, g1 = d[s], d[2 + s]
-                    t0, t1, t2, t3 = t[s], t[2 + s], t[4 + s], t[6 + s]
-                    for oc in range(o):
-                        t0[oc] = g0[oc]
-                        t3[oc] = -g1[oc]
-                    for oc in range(o):
-                        t1[oc] = g0[oc] + g1[oc]
-                        t2[oc] = g0[oc] - g1[oc]
+                for s in range(2):  # A times the tile's rows
+                    _a(d[s], d[2 + s], t[s], t[2 + s], t[4 + s], t[6 + s])
                 for r in range(4):  # then times A^T: columns
-                    e0, e1 = t[2 * r], t[2 * r + 1]
                     z0, z1 = z[4 * r, p], z[4 * r + 1, p]
-                    z2, z3 = z[4 * r + 2, p], z[4 * r + 3, p]
-                    for oc in range(o):
-                        z0[oc] = e0[oc]
-                        z3[oc] = -e1[oc]
-                    for oc in range(o):
-                        z1[oc] = e0[oc] + e1[oc]
-                        z2[oc] = e0[oc] - e1[oc]
+                    _a(t[2 * r], t[2 * r + 1], z0, z1, z[4 * r + 2, p], z[4 * r + 3, p])
 
 
 @njit(
@@ -303,6 +298,15 @@ def _sigs(*arrays):
     return [types.void(g, *(a(t, nd) for a, nd in arrays), I, I, I, I, I, I) for g, t in GEMMS]
 
 
+@njit(inline="always")
+def _block_scratch(kept, tiles, c, o, w, tw, dtype):
+    # a thread's scratch for blocks of ``tiles`` tiles: its own transformed tiles (none where
+    # they are kept), the products, an edge row and the rows of B^T d (zeros: the padding)
+    own = np.empty((16, 0 if kept.shape[1] else tiles, c), dtype)
+    out = np.empty((16, tiles, o), dtype)
+    return own, out, np.empty((4, w * c), dtype), np.zeros((4, 2 * tw + 2, c), dtype)
+
+
 def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
     # y (N, Ho, Wo, O) = the convolution of x (N, H, W, C) by the transformed weights u
     # (16, C, O), ``parts`` runs of blocks of ``group`` images; the transformed tiles go into
@@ -313,10 +317,7 @@ def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
     blocks = (n + group - 1) // group
     one, zero = x.dtype.type(1), x.dtype.type(0)
     for part in prange(parts):
-        own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
-        m = np.empty((16, tiles, o), x.dtype)
-        edge = np.empty((4, w * c), x.dtype)
-        rows = np.zeros((4, 2 * tw + 2, c), x.dtype)
+        own, m, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
         acc = np.empty((8, o), x.dtype)
         for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
             b0, b1 = blk * group, min(n, (blk + 1) * group)
@@ -339,10 +340,7 @@ def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
     blocks = (n + group - 1) // group
     one = x.dtype.type(1)
     for part in prange(parts):
-        own = np.empty((16, 0 if kept.shape[1] else tiles, c), x.dtype)
-        z = np.empty((16, tiles, o), x.dtype)
-        edge = np.empty((4, w * c), x.dtype)
-        rows = np.zeros((4, 2 * tw + 2, c), x.dtype)
+        own, z, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
         d = np.zeros((4, o), x.dtype)
         t = np.empty((8, o), x.dtype)
         du = partial[part]

@@ -8,9 +8,8 @@ float against a float32 array), so its results are NumPy's bit for bit. NumPy's 
 passes over memory: the digits model's 14 parameters took about 590 us a step that way.
 ``step_parallel`` is the same loop over numba's threads, for large parameters.
 
-numba is optional: ``kernels(dtype)`` is None without it, with ``EMBER_JIT=0``, for dtypes other
-than float32 and float64, and while the module compiles in the background
-(``ember.backend.jit``); the override's NumPy steps run then.
+Where ``kernels`` answers None (no numba, other dtypes, or compiling in the background: see
+``ember.backend.jit``) the override's NumPy steps run.
 """
 
 from __future__ import annotations
