@@ -177,8 +177,8 @@ def image_blocks(n: int, image_bytes: int, budget: int) -> tuple[int, int]:
 
 def numba_gemms() -> list:
     """``[(numba's type of cblas_?gemm, numba's float type)]``: the signature parts of kernels
-    that call OpenBLAS from numba's threads (``ember.ops._winograd``, ``ember.ops._conv_numba``),
-    float32 then float64; empty without an OpenBLAS ember reaches. Imports numba.
+    that call OpenBLAS from numba's threads (``ember.ops._winograd``'s), float32 then float64;
+    empty without an OpenBLAS ember reaches. Imports numba.
 
     >>> isinstance(numba_gemms(), list)
     True
