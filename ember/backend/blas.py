@@ -161,16 +161,29 @@ def one_thread() -> bool:
     return blas == 1 if blas is not None else _config.blas_threads() == 1
 
 
+def kernel_threads() -> int:
+    """How many of numba's threads ember's own parallel kernels split their work over:
+    ``ember.get_num_threads()`` with numba kernels on, else 1. Applies the thread counts as
+    ``active()`` does, without waiting for this module's product kernels to compile (a kernel
+    that decides once, as compiled graphs' fused kernels do, would stay serial).
+
+    >>> kernel_threads() >= 1
+    True
+    """
+    active()
+    return _config.get_num_threads() if _jit.enabled() else 1
+
+
 def image_blocks(n: int, image_bytes: int, budget: int) -> tuple[int, int]:
     """``(images per block, runs of blocks)`` for a kernel that works through ``n`` images a
     block at a time on numba's threads: blocks of about ``budget`` bytes of an image's scratch
-    (``image_bytes`` each; one image at least), and one run of blocks per thread while the
-    blocks go round (one run where ``active()`` is not: a thread of its own).
+    (``image_bytes`` each; one image at least), and one run of blocks per thread
+    (``kernel_threads``) while the blocks go round.
 
     >>> image_blocks(64, 1 << 20, 2 << 20)[0]
     2
     """
-    threads = _config.get_num_threads() if active() else 1
+    threads = kernel_threads()
     group = max(1, min(-(-n // threads), budget // max(1, image_bytes)))
     return group, min(threads, -(-n // group))
 

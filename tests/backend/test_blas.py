@@ -122,14 +122,21 @@ def test_without_openblas_nothing_changes(monkeypatch):
         (2, True, 64, 2 << 20, 2 << 20, (1, 2)),  # one large image a block
         (2, True, 5, 1 << 20, 2 << 20, (2, 2)),  # 3 blocks in 2 runs
         (4, True, 3, 1, 2 << 20, (1, 3)),  # fewer images than threads
-        (2, False, 64, 64 << 10, 2 << 20, (32, 1)),  # not on numba's threads: one run
+        (2, False, 64, 64 << 10, 2 << 20, (32, 1)),  # kernels off: one run
         (2, True, 8, 0, 1 << 10, (4, 2)),  # no scratch per image
     ],
 )
 def test_image_blocks(monkeypatch, threads, active, n, image, budget, want):
     monkeypatch.setattr(_config.settings, "num_threads", threads)
-    monkeypatch.setattr(blas, "active", lambda: active)
+    monkeypatch.setattr(blas, "kernel_threads", lambda: threads if active else 1)
     assert blas.image_blocks(n, image, budget) == want
+
+
+def test_kernel_threads_follow_ember_s_count_and_the_jit_mode(monkeypatch):
+    monkeypatch.setattr(_config.settings, "num_threads", 3)
+    assert blas.kernel_threads() == (3 if jit.enabled() else 1)
+    monkeypatch.setattr(jit, "_mode", "off")
+    assert blas.kernel_threads() == 1
 
 
 @pytest.mark.skipif(not jit.available(), reason="needs numba (the jit extra)")

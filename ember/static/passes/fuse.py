@@ -63,7 +63,8 @@ import math
 
 import numpy as np
 
-from ... import _caches, _config
+from ... import _caches
+from ...backend import blas as _blas
 from ...backend import jit as _jit
 from ...backend import overrides
 from ...backend.arrays import writeable
@@ -95,10 +96,8 @@ PARALLEL_MIN = 1 << 15  # a kernel over this many elements runs on numba's threa
 
 def _parallel(shape: tuple) -> bool:
     """Whether a kernel over ``shape`` splits its loop over numba's threads: it is large and
-    ember has more than one thread (``ember.set_num_threads``; numba's count follows it, see
-    ``backend.blas``). Decided when the kernel is asked for, which may be before the products'
-    own kernels are compiled."""
-    return math.prod(shape) >= PARALLEL_MIN and _config.get_num_threads() > 1
+    ember's kernels have more than one thread (``blas.kernel_threads``)."""
+    return math.prod(shape) >= PARALLEL_MIN and _blas.kernel_threads() > 1
 
 
 def has_scalar(op_class) -> bool:
