@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..backend import overrides
+from ..backend.scalars import power
 from . import _adam_numba
 from .optimizer import Optimizer, state_like, step_count
 
@@ -113,10 +114,10 @@ def _adam_numpy(opt, xp, p, g, state, group):
         xp.maximum(vmax, v, out=vmax)
         v = vmax
     xp.sqrt(v, out=tmp)
-    tmp /= math.sqrt(1.0 - b2**t)
+    tmp /= math.sqrt(1.0 - power(b2, t))
     tmp += eps
     xp.divide(m, tmp, out=tmp)
-    tmp *= lr / (1.0 - b1**t)
+    tmp *= lr / (1.0 - power(b1, t))
     p -= tmp
 
 
@@ -130,7 +131,8 @@ def _one_pass(p, g, m, v, b1, b2, eps, lr, t) -> bool:
         if type(a) is not np.ndarray or a.dtype != p.dtype or not a.flags.c_contiguous:
             return False
     f = p.dtype.type
-    scalars = (1.0 - b1, b1, 1.0 - b2, b2, math.sqrt(1.0 - b2**t), eps, lr / (1.0 - b1**t))
+    bc1, bc2 = 1.0 - power(b1, t), math.sqrt(1.0 - power(b2, t))
+    scalars = (1.0 - b1, b1, 1.0 - b2, b2, bc2, eps, lr / bc1)
     run = mod.step_parallel if p.size >= _adam_numba.PARALLEL_MIN else mod.step
     run(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *map(f, scalars))
     return True

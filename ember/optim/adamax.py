@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..backend import overrides
 from ..backend.arrays import assign
+from ..backend.scalars import power
 from ._checks import check_hyper
 from .optimizer import Optimizer, state_like, step_count
 
@@ -62,4 +63,4 @@ def _adamax_numpy(opt, xp, p, g, state, group):
     m, u = state["exp_avg"]._data, state["exp_inf"]._data
     m += ((g - m) * (1.0 - b1)).astype(m.dtype, copy=False)
     assign(u, xp.maximum(u * b2, xp.abs(g) + eps))
-    p -= (m / u * (lr / (1.0 - b1**t))).astype(p.dtype, copy=False)
+    p -= (m / u * (lr / (1.0 - power(b1, t)))).astype(p.dtype, copy=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import overrides
+from ..backend.scalars import power
 from ._checks import check_hyper
 from ._moments import AdamLike, moments, moments_numpy
 from .optimizer import scalar_state
@@ -70,11 +71,11 @@ def _nadam_numpy(opt, xp, p, g, state, group):
     """``NAdam.update`` in place on the arrays, term for term."""
     g, m, v, t = moments_numpy(p, g, state, group)
     lr, (b1, b2), eps, md = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
-    mu = b1 * (1.0 - 0.5 * 0.96 ** (t * md))
-    mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * md))
+    mu = b1 * (1.0 - 0.5 * power(0.96, t * md))
+    mu_next = b1 * (1.0 - 0.5 * power(0.96, (t + 1) * md))
     held = state["mu_product"]._data
     held[...] = np.float32(held) * np.float32(mu)
     prod = float(held)
-    denom = xp.sqrt(v / (1.0 - b2**t)) + eps
+    denom = xp.sqrt(v / (1.0 - power(b2, t))) + eps
     step = g * (lr * (1.0 - mu) / (1.0 - prod)) + m * (lr * mu_next / (1.0 - prod * mu_next))
     p -= (step / denom).astype(p.dtype, copy=False)

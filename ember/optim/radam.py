@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..backend import overrides
+from ..backend.scalars import power
 from ..functions.elementwise import where
 from ._moments import AdamLike, moments, moments_numpy
 
@@ -61,9 +62,9 @@ def _radam_numpy(opt, xp, p, g, state, group):
     """``RAdam.update`` in place on the arrays, term for term."""
     g, m, v, t = moments_numpy(p, g, state, group)
     lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-    bc1, bc2 = 1.0 - b1**t, 1.0 - b2**t
+    bc1, bc2 = 1.0 - power(b1, t), 1.0 - power(b2, t)
     rho_inf = 2.0 / (1.0 - b2) - 1.0
-    rho_t = rho_inf - 2.0 * t * b2**t / bc2
+    rho_t = rho_inf - 2.0 * t * power(b2, t) / bc2
     if rho_t > 5.0:
         rect = math.sqrt(
             (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)

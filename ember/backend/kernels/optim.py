@@ -34,6 +34,7 @@ import ml_dtypes
 import numpy as np
 
 from ..overrides import register
+from ..scalars import power
 from . import acc_dtype, cached, fused
 
 # -- sources: (in_params, out_params, operation); "A" is the accumulation type ---------------
@@ -153,8 +154,8 @@ def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
         a(1.0 - b2),
         a(wd),
         a(1.0 - lr * wd),
-        a(lr / (1.0 - b1**t)),
-        a(math.sqrt(1.0 - b2**t)),
+        a(lr / (1.0 - power(b1, t))),
+        a(math.sqrt(1.0 - power(b2, t))),
         a(eps),
         p,
         state["exp_avg"]._data,
