@@ -202,15 +202,18 @@ def logspace(
 def _logspace_values(start, end, steps: int, base: float, dt: _dt.DType) -> np.ndarray:
     """PyTorch's CPU logspace: ``start`` and ``end`` rounded to the dtype, the step and the
     powers in float64 (the first half from ``start``, the second from ``end``), then cast (a
-    C++ cast: truncated for integers, through float32 for float16 / bfloat16)."""
+    C++ cast: truncated for integers, through float32 for float16 / bfloat16), the powers with
+    the C library's ``pow``."""
     if steps <= 1:
-        vals = np.power(base, np.full(steps, float(start)))
+        exps = np.full(steps, float(start))
     else:
         s, e = np.array([start, end]).astype(dt.np)
         step = float(np.subtract(e, s, dtype=dt.np)) / (steps - 1)
         k = np.arange(steps)
-        vals = np.where(k < steps // 2, float(s) + step * k, float(e) - step * (steps - k - 1))
-        vals = np.power(base, vals)
+        exps = np.where(k < steps // 2, float(s) + step * k, float(e) - step * (steps - k - 1))
+    # the C library's pow, as PyTorch's kernel: NumPy's vectorized power can differ from it in
+    # the last bit (on AVX-512 CPUs)
+    vals = np.fromiter((math.pow(base, x) for x in exps.tolist()), np.float64, steps)
     if not dt.is_floating_point:
         return np.trunc(vals).astype(dt.np)
     return vals.astype(np.float32 if dt.itemsize < 4 else dt.np).astype(dt.np)
