@@ -155,7 +155,7 @@ def test_readme_quickstart_command_is_what_ci_runs():
     import pathlib
 
     root = pathlib.Path(__file__).resolve().parents[1]
-    command = "python -m pip install -e '.[test]' && python -m pytest -q"
+    command = "python -m pip install -e '.[test]' && python -m pytest -q -n auto"
     assert command in (root / "README.md").read_text()
     ci = (root / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == command
