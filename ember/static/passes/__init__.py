@@ -3,8 +3,10 @@
 - ``dead_code_elimination``: drop nodes no output or side effect needs;
 - ``common_subexpression_elimination``: compute each ``(op, inputs)`` once;
 - ``constant_folding``: evaluate nodes whose inputs are all constants;
+- ``pool_before_relu``: ``max_pool(relu(c + b))`` as ``relu(max_pool(c) + b)``, its gradient
+  masked on the pooled map;
 - ``algebraic_simplification``: ``x * 1``, ``x + 0``, double transposes, no-op reshapes and
-  casts, ``(a @ b).T``...;
+  casts, ``(a @ b).T``, a bias gradient summed on the pooled map...;
 - ``elementwise_fusion``: chains of elementwise ops as one node (numba when installed);
 - ``reuse_buffers``: fused nodes write into inputs that die there;
 - ``merge_state_updates``: a parameter's fused state updates (Adam's moments) computed by the
@@ -40,6 +42,7 @@ from .dce import dead_code_elimination
 from .fold import constant_folding
 from .fuse import FusedElementwise, elementwise_fusion
 from .memory import MemoryPlan, memory_plan, reuse_buffers
+from .pool_first import pool_before_relu
 from .schedule import start_collectives_early
 from .simplify import algebraic_simplification
 from .state_updates import merge_state_updates
@@ -47,6 +50,7 @@ from .state_updates import merge_state_updates
 PIPELINE = [
     common_subexpression_elimination,
     constant_folding,
+    pool_before_relu,
     algebraic_simplification,
     common_subexpression_elimination,
     dead_code_elimination,
@@ -86,6 +90,7 @@ __all__ = [
     "memory_plan",
     "merge_state_updates",
     "optimize",
+    "pool_before_relu",
     "reuse_buffers",
     "start_collectives_early",
     "wait_for_kernels",

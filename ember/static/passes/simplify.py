@@ -8,6 +8,8 @@
   one reshape;
 - a constant whose elements are all equal (a folded ``expand`` of a scalar) in an elementwise
   op that does not need its shape becomes a 0-d constant;
+- the sum of a max-pool gradient over its spatial axes (a bias gradient), ``sum_to(scatter(h))``,
+  becomes ``sum_to(h)``: the same values summed on the pooled map;
 - the transpose of a 2-D matrix product, ``(a @ b).T``, becomes ``b.T @ a.T`` when nothing else
   reads the product (BLAS reads transposed operands for free, and the result is contiguous).
 
@@ -35,6 +37,7 @@ from ...ops import elementwise as ew
 from ...ops.broadcast import Expand, SumTo
 from ...ops.linalg import MatMul
 from ...ops.movement import Permute, Reshape
+from ...ops.pool import MaxPoolScatter
 from ...ops.reduce import Sum
 from ..ir import Graph
 from ._util import (
@@ -67,6 +70,16 @@ def algebraic_simplification(graph: Graph) -> Graph:
 
 def _same_type(a, b) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _sums_windows(x, out) -> bool:
+    """Whether ``out = sum_to(x)`` with ``x = max_pool_scatter(h, ...)`` sums over the last two
+    axes: each value of ``h`` lands once in its (N, C) plane, so ``sum_to(h)`` is the same sum
+    over a map a pooling window smaller."""
+    if x.kind != "node" or type(x.node.op) is not MaxPoolScatter:
+        return False
+    shape = (1,) * (len(x.shape) - len(out.shape)) + tuple(out.shape)
+    return shape[-2:] == (1, 1)
 
 
 def _one_round(g: Graph, cache: dict) -> bool:
@@ -116,6 +129,8 @@ def _one_round(g: Graph, cache: dict) -> bool:
             if _same_type(x, out):
                 repl = x
             elif t is Reshape and x.kind == "node" and type(x.node.op) is Reshape:
+                extra = [make_node(g, op, [x.node.inputs[0]], out)]
+            elif t is SumTo and _sums_windows(x, out):
                 extra = [make_node(g, op, [x.node.inputs[0]], out)]
         elif t is ew.Cast:
             if _same_type(ins[0], out):
