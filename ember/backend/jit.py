@@ -6,9 +6,14 @@ numba is not a dependency of ember (install the ``jit`` extra: ``pip install emb
 When it can be imported, ``kernel(name, source)`` returns a handle whose ``fn`` is set once the
 kernel is compiled; until then (or without numba, or with ``EMBER_JIT=0``) callers run their
 NumPy path. Compiling happens on one background thread (the first kernel also imports numba,
-~1 s), so a compiled step never waits for it. The generated source is written to
+~1 s), so a step never waits for a compile. The generated source is written to
 ``$EMBER_CACHE_DIR`` (default ``~/.cache/ember/jit``) and compiled with ``cache=True``, so a
-later process loads the machine code from disk.
+later process loads the machine code from disk. A kernel whose whole module an earlier process
+compiled with this numba (a ``.ready`` marker beside its source) loads in the caller instead:
+that takes milliseconds, and a run then starts on its kernels, so its results do not depend on
+when a background compile ends (``ember train`` twice on a warm machine: the same weights, bit
+for bit; a first run on a cold machine, whose steps start on NumPy, may differ from later ones
+in the last bits).
 
 ``set_mode("sync")`` (or ``EMBER_JIT=sync``) compiles in the caller instead, ``set_mode("off")``
 turns kernels off; ``wait()`` blocks until every requested kernel is ready (benchmarks). A child
@@ -107,7 +112,7 @@ def kernel(name: str, source: str):
         if k is not None:
             return k
         k = _kernels[key] = Kernel(f"{name}_{key}", source)
-    if _mode == "sync":
+    if _mode == "sync" or _ready_on_disk(k):
         _build(k)
     else:
         _start()
@@ -237,10 +242,53 @@ def _build(k: Kernel) -> None:
                 os.remove(f)
             k.module = _load(k)
         k.fn = k.module.kernel
+        _mark_ready(k)
     except Exception as e:  # noqa: BLE001 - the NumPy path stays in use
         k.error = f"{type(e).__name__}: {e}"
     finally:
         k.done.set()
+
+
+def _marker(k: Kernel) -> str:
+    return os.path.join(_cache_dir(), k.name + ".ready")
+
+
+def _numba_version() -> str:
+    global _numba
+    if _numba is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            _numba = version("numba")
+        except PackageNotFoundError:
+            _numba = ""
+    return _numba
+
+
+_numba: str | None = None
+
+
+def _ready_on_disk(k: Kernel) -> bool:
+    """Whether an earlier process compiled ``k``'s whole module with this numba (the marker
+    ``_build`` leaves), so that loading it from numba's cache takes milliseconds."""
+    try:
+        with open(_marker(k)) as f:
+            return f.read() == _numba_version()
+    except OSError:
+        return False
+
+
+def _mark_ready(k: Kernel) -> None:
+    if _ready_on_disk(k):
+        return
+    path = _marker(k)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(_numba_version())
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache: kernels keep compiling in the background
+        pass
 
 
 def _load(k: Kernel):
