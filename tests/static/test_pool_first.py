@@ -30,6 +30,7 @@ class Net:
         self.bias_w = lib.tensor(
             np.linspace(-0.5, 0.5, size, dtype=np.float32).reshape(1, 1, 1, -1)
         )
+        self.bias_c = lib.tensor(np.linspace(-0.3, 0.3, 4, dtype=np.float32).reshape(4, 1, 1))
 
     def params(self):
         return list(self.conv.parameters()) + list(self.head.parameters())
@@ -39,6 +40,8 @@ class Net:
         c = self.conv(x)
         if self.block == "bias_along_w":  # not constant over a window: only the ReLU moves
             c = c + self.bias_w
+        if self.block == "bias_first":  # (C, 1, 1) + conv: the add's operands swapped
+            c = self.bias_c + c
         r = F.relu(c)
         y = self.pool(r)
         if self.block == "relu_read_twice":  # a second reader of the ReLU: no rewrite
@@ -51,13 +54,14 @@ CASES = {  # block -> whether the conv's output feeds a MaxPool2d after the pass
     "pool3_pad": True,
     "ceil": True,
     "no_bias": True,
+    "bias_first": True,
     "bias_along_w": False,
     "relu_read_twice": False,
 }
 
 
 def _pair(block):
-    bias = block != "no_bias"
+    bias = block not in ("no_bias", "bias_first")
     torch.manual_seed(0)
     t = Net(torch, block, bias)
     e = Net(ember, block, bias)
