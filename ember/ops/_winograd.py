@@ -90,7 +90,7 @@ from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
 from . import _conv_numba
 
-SOURCE = """
+HEAD = """
 import numpy as np
 from numba import njit, prange, types
 
@@ -109,7 +109,95 @@ I = types.int64
 F = (types.float32, types.float64)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+"""
+
+# The drivers of a convolution, for both tile sizes (``{P}`` transform positions, ``{R}`` input
+# rows per tile, tiles ``{M}`` apart, ``{ACC}`` and ``{D}`` rows of scratch): this module's
+# F(2x2, 3x3) and ``_winograd43``'s F(4x4, 3x3) fill it with their sizes and transforms.
+DRIVERS = """
+# -- whole convolutions, a block of images at a time on each of numba's threads ------------------
+# cblas_?gemm as ``_blas`` finds it in NumPy's OpenBLAS (none without one: then no kernels).
+# Each thread transforms a block of images, runs the block's {P} products on one BLAS thread
+# and transforms them back, while the block's tiles are in its cache.
+GEMMS = _blas.numba_gemms()
+
+
+def _sigs(*arrays):
+    return [types.void(g, *(a(t, nd) for a, nd in arrays), I, I, I, I, I, I) for g, t in GEMMS]
+
+
+@njit(inline="always")
+def _block_scratch(kept, tiles, c, o, w, tw, dtype):
+    # a thread's scratch for blocks of ``tiles`` tiles: its own transformed tiles (none where
+    # they are kept), the products, an edge row and the rows of B^T d (zeros: the padding)
+    own = np.empty(({P}, 0 if kept.shape[1] else tiles, c), dtype)
+    out = np.empty(({P}, tiles, o), dtype)
+    return own, out, np.empty(({R}, w * c), dtype), np.zeros(({R}, {M} * tw + 2, c), dtype)
+
+
+def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
+    # y (N, Ho, Wo, O) = the convolution of x (N, H, W, C) by the transformed weights u
+    # ({P}, C, O), ``parts`` runs of blocks of ``group`` images; the transformed tiles go into
+    # ``kept`` ({P}, N * th * tw, C) when it has any, else into each thread's scratch
+    n, w, c = x.shape[0], x.shape[2], x.shape[3]
+    o = u.shape[2]
+    tiles = group * th * tw
+    blocks = (n + group - 1) // group
+    one, zero = x.dtype.type(1), x.dtype.type(0)
+    for part in prange(parts):
+        own, m, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
+        acc = np.empty(({ACC}, o), x.dtype)
+        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
+            b0, b1 = blk * group, min(n, (blk + 1) * group)
+            v, first = (kept, 0) if kept.shape[1] else (own, b0)
+            _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
+            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
+            for k in range({P}):
+                gemm(101, 111, 111, cnt, o, c, one, v[k, t0:].ctypes.data, c, u[k].ctypes.data, o,
+                     zero, m[k].ctypes.data, o)
+            _output_images(m, y, b0, b0, b1, th, tw, acc)
+
+
+def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
+    # partial[part] ({P}, C, O) = the sum over that run of blocks of V^T Z, V the transformed
+    # tiles of x (N, H, W, C; read from ``kept`` when it has any, and then x may be empty) and
+    # Z those of the output gradient g (N, Ho, Wo, O); the caller adds the parts up
+    n, w, c = g.shape[0], x.shape[2], x.shape[3]
+    o = g.shape[3]
+    tiles = group * th * tw
+    blocks = (n + group - 1) // group
+    one = x.dtype.type(1)
+    for part in prange(parts):
+        own, z, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
+        d = np.zeros(({D}, o), x.dtype)
+        t = np.empty(({ACC}, o), x.dtype)
+        du = partial[part]
+        du[...] = 0
+        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
+            b0, b1 = blk * group, min(n, (blk + 1) * group)
+            v, first = (kept, 0) if kept.shape[1] else (own, b0)
+            if not kept.shape[1]:
+                _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
+            _grad_images(g, z, b0, b0, b1, th, tw, d, t)
+            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
+            for k in range({P}):
+                gemm(101, 112, 111, c, o, cnt, one, v[k, t0:].ctypes.data, c, z[k].ctypes.data, o,
+                     one, du[k].ctypes.data, o)
+
+
+if GEMMS:
+    flags = dict(cache=True, nogil=True, error_model="numpy", parallel=True)
+    forward = njit(_sigs((rc, 4), (rc, 3), (wc, 4), (wc, 3)), **flags)(forward)
+    grad_weight = njit(_sigs((rc, 4), (rc, 4), (wc, 3), (wc, 4)), **flags)(grad_weight)
+else:
+    forward = grad_weight = None
+
+kernel = forward
+"""
+
+SOURCE = (
+    HEAD
+    + """@njit(cache=True, nogil=True, error_model="numpy")
 def _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3):
     # B^T d for whole rows: r = (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
     for q in range(d0.size):
@@ -286,86 +374,9 @@ def weight_back_tf(du, dw):
                 dw[oc, ch, r, 1] = half * (t[r, 1] - t[r, 2])
                 dw[oc, ch, r, 2] = half * (t[r, 1] + t[r, 2]) + t[r, 3]
 
-
-# -- whole convolutions, a block of images at a time on each of numba's threads ------------------
-# cblas_?gemm as ``_blas`` finds it in NumPy's OpenBLAS (none without one: then no kernels).
-# Each thread transforms a block of images, runs the block's 16 products on one BLAS thread
-# and transforms them back, while the block's tiles are in its cache.
-GEMMS = _blas.numba_gemms()
-
-
-def _sigs(*arrays):
-    return [types.void(g, *(a(t, nd) for a, nd in arrays), I, I, I, I, I, I) for g, t in GEMMS]
-
-
-@njit(inline="always")
-def _block_scratch(kept, tiles, c, o, w, tw, dtype):
-    # a thread's scratch for blocks of ``tiles`` tiles: its own transformed tiles (none where
-    # they are kept), the products, an edge row and the rows of B^T d (zeros: the padding)
-    own = np.empty((16, 0 if kept.shape[1] else tiles, c), dtype)
-    out = np.empty((16, tiles, o), dtype)
-    return own, out, np.empty((4, w * c), dtype), np.zeros((4, 2 * tw + 2, c), dtype)
-
-
-def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
-    # y (N, Ho, Wo, O) = the convolution of x (N, H, W, C) by the transformed weights u
-    # (16, C, O), ``parts`` runs of blocks of ``group`` images; the transformed tiles go into
-    # ``kept`` (16, N * th * tw, C) when it has any, else into each thread's scratch
-    n, w, c = x.shape[0], x.shape[2], x.shape[3]
-    o = u.shape[2]
-    tiles = group * th * tw
-    blocks = (n + group - 1) // group
-    one, zero = x.dtype.type(1), x.dtype.type(0)
-    for part in prange(parts):
-        own, m, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
-        acc = np.empty((8, o), x.dtype)
-        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
-            b0, b1 = blk * group, min(n, (blk + 1) * group)
-            v, first = (kept, 0) if kept.shape[1] else (own, b0)
-            _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
-            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
-            for k in range(16):
-                gemm(101, 111, 111, cnt, o, c, one, v[k, t0:].ctypes.data, c, u[k].ctypes.data, o,
-                     zero, m[k].ctypes.data, o)
-            _output_images(m, y, b0, b0, b1, th, tw, acc)
-
-
-def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
-    # partial[part] (16, C, O) = the sum over that run of blocks of V^T Z, V the transformed
-    # tiles of x (N, H, W, C; read from ``kept`` when it has any, and then x may be empty) and
-    # Z those of the output gradient g (N, Ho, Wo, O); the caller adds the parts up
-    n, w, c = g.shape[0], x.shape[2], x.shape[3]
-    o = g.shape[3]
-    tiles = group * th * tw
-    blocks = (n + group - 1) // group
-    one = x.dtype.type(1)
-    for part in prange(parts):
-        own, z, edge, rows = _block_scratch(kept, tiles, c, o, w, tw, x.dtype)
-        d = np.zeros((4, o), x.dtype)
-        t = np.empty((8, o), x.dtype)
-        du = partial[part]
-        du[...] = 0
-        for blk in range(blocks * part // parts, blocks * (part + 1) // parts):
-            b0, b1 = blk * group, min(n, (blk + 1) * group)
-            v, first = (kept, 0) if kept.shape[1] else (own, b0)
-            if not kept.shape[1]:
-                _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows)
-            _grad_images(g, z, b0, b0, b1, th, tw, d, t)
-            t0, cnt = (b0 - first) * th * tw, (b1 - b0) * th * tw
-            for k in range(16):
-                gemm(101, 112, 111, c, o, cnt, one, v[k, t0:].ctypes.data, c, z[k].ctypes.data, o,
-                     one, du[k].ctypes.data, o)
-
-
-if GEMMS:
-    flags = dict(cache=True, nogil=True, error_model="numpy", parallel=True)
-    forward = njit(_sigs((rc, 4), (rc, 3), (wc, 4), (wc, 3)), **flags)(forward)
-    grad_weight = njit(_sigs((rc, 4), (rc, 4), (wc, 3), (wc, 4)), **flags)(grad_weight)
-else:
-    forward = grad_weight = None
-
-kernel = forward
 """
+    + DRIVERS.format(P=16, R=4, M=2, ACC=8, D=4)
+)
 
 
 # A block of images whose transformed tiles and products (16 values per tile and channel, input
@@ -425,28 +436,59 @@ def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
     return work >= (MIN_WORK if _blas.one_thread() else MIN_WORK_THREADED)
 
 
-def _tiles(h: int, w: int, padding) -> tuple:
-    """(Ho, Wo, tile rows, tile columns) of a 3x3 stride-1 convolution of an h x w input."""
+def _tiles(h: int, w: int, padding, m: int = 2) -> tuple:
+    """(Ho, Wo, tile rows, tile columns) of a 3x3 stride-1 convolution of an h x w input, in
+    output tiles of m x m."""
     ho, wo = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
-    return ho, wo, (ho + 1) // 2, (wo + 1) // 2
+    return ho, wo, (ho + m - 1) // m, (wo + m - 1) // m
 
 
-def _plan(n: int, th: int, tw: int, channels: int, itemsize: int) -> tuple:
+def _plan(n: int, th: int, tw: int, channels: int, itemsize: int, m: int) -> tuple:
     """``(images per block, runs of blocks)`` (``blas.image_blocks``): blocks within
     ``GROUP_BYTES`` of transformed tiles and products (``channels``: input and output)."""
-    return _blas.image_blocks(n, 16 * th * tw * channels * itemsize, GROUP_BYTES)
+    return _blas.image_blocks(n, (m + 2) ** 2 * th * tw * channels * itemsize, GROUP_BYTES)
 
 
-def tiles_bytes(x_shape: tuple, padding, itemsize: int) -> int:
-    """The bytes of ``conv3x3``'s transformed input tiles for an input of ``x_shape``: what
-    ``keep=True`` holds.
+# F(4x4, 3x3) (``_winograd43``) for output maps of at least ``TILE4_MIN`` values (``tile_size``);
+# False keeps F(2x2, 3x3) everywhere (its float32 rounding is PyTorch's, F(4x4, 3x3)'s ~10x).
+TILE4 = True
+# Measured on the 2-core development machine (float32, 64 images, ms, F(2x2) / F(4x4): forward,
+# input gradient, weight gradient): 64 -> 64 channels on 32x32 maps 15.3 / 9.7, 15.2 / 9.7,
+# 15.5 / 12.1; on 16x16 3.9 / 2.7, 4.0 / 2.5, 4.0 / 3.4; 32 -> 32 on 8x8 0.31 / 0.29, 0.32 / 0.28,
+# 0.31 / 0.41; 64 -> 64 on 4x4 0.28 / 0.37, 0.28 / 0.39, 0.33 / 0.50.
+TILE4_MIN = 16 * 16
 
-    >>> tiles_bytes((64, 32, 8, 8), (1, 1), 4)
+
+def tile_size(ho: int, wo: int) -> int:
+    """The output tile of the Winograd variant for an ``ho`` x ``wo`` output map: 4 (F(4x4,
+    3x3), ``_winograd43``) from ``TILE4_MIN`` values where ``TILE4``, else 2 (F(2x2, 3x3)).
+
+    >>> tile_size(32, 32), tile_size(8, 8)
+    (4, 2)
+    """
+    return 4 if TILE4 and ho * wo >= TILE4_MIN else 2
+
+
+def _module(m: int, dtype):
+    if m == 4:
+        from . import _winograd43
+
+        return _winograd43.kernels(dtype)
+    return kernels(dtype)
+
+
+def tiles_bytes(x_shape: tuple, padding, dtype) -> int:
+    """The bytes of ``conv3x3``'s transformed input tiles for an input of ``x_shape`` and
+    ``dtype``: what ``keep=True`` holds.
+
+    >>> tiles_bytes((64, 32, 8, 8), (1, 1), np.float32)
     2097152
     """
     n, c, h, w = x_shape
-    _, _, th, tw = _tiles(h, w, padding)
-    return 16 * n * th * tw * c * itemsize
+    ho, wo, _, _ = _tiles(h, w, padding)
+    m = tile_size(ho, wo)
+    _, _, th, tw = _tiles(h, w, padding, m)
+    return (m + 2) ** 2 * n * th * tw * c * np.dtype(dtype).itemsize
 
 
 def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
@@ -454,22 +496,27 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     (O, C, 3, 3), zero padding ``padding``: (N, O, Ho, Wo) as a view of channels-last memory.
     With ``swap``, ``w`` is (C', O', 3, 3) and the kernel used is ``w`` in/out-swapped and
     flipped (the input gradient's). With ``keep`` it answers ``(y, v)``, ``v`` the transformed
-    input tiles (``tiles_bytes``) for ``grad_weight3x3``. NotImplemented where the kernels are
-    not compiled (or NumPy's BLAS is not an OpenBLAS ember reaches: ``backend.blas``)."""
-    mod = kernels(x.dtype) if xp is np and w.dtype == x.dtype else None
-    if mod is None:
+    input tiles (``tiles_bytes``) for ``grad_weight3x3``. F(4x4, 3x3) or F(2x2, 3x3) as
+    ``tile_size`` says. NotImplemented where the kernels are not compiled (or NumPy's BLAS is
+    not an OpenBLAS ember reaches: ``backend.blas``)."""
+    if xp is not np or w.dtype != x.dtype:
         return NotImplemented
     if swap:
         w = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
     n, c, h, wd = x.shape
     o = w.shape[0]
+    m = tile_size(*_tiles(h, wd, padding)[:2])
+    mod = _module(m, x.dtype)
+    if mod is None:
+        return NotImplemented
+    p = (m + 2) ** 2
     ph, pw = padding
-    ho, wo, th, tw = _tiles(h, wd, padding)
-    u = _scratch(xp, "wino_u", (16, c, o), x.dtype)
+    ho, wo, th, tw = _tiles(h, wd, padding, m)
+    u = _scratch(xp, "wino_u", (p, c, o), x.dtype)
     mod.weight_tf(np.ascontiguousarray(w.transpose(1, 2, 3, 0)), u)
     y = np.empty((n, ho, wo, o), x.dtype)
-    kept = np.empty((16, n * th * tw if keep else 0, c), x.dtype)
-    group, parts = _plan(n, th, tw, c + o, x.itemsize)
+    kept = np.empty((p, n * th * tw if keep else 0, c), x.dtype)
+    group, parts = _plan(n, th, tw, c + o, x.itemsize, m)
     xt = _conv_numba.to_channels_last(x)
     gemm = _blas.library().gemm[_blas.FLOATS[x.dtype]]
     mod.forward(gemm, xt, u, y, kept, ph, pw, th, tw, group, parts)
@@ -479,23 +526,28 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
 
 def grad_weight3x3(xp, x, g, padding, v=None):
     """The weight gradient (O, C, 3, 3) of ``conv3x3(x, w, padding)`` for output gradient ``g``
-    (N, O, Ho, Wo): ``G^T [sum over tiles (A g_t A^T) * V_t] G``, 16 products
-    (C, tiles) x (tiles, O). ``v``: the forward pass's transformed tiles of ``x`` where kept.
+    (N, O, Ho, Wo): ``G^T [sum over tiles (A g_t A^T) * V_t] G``, one product
+    (C, tiles) x (tiles, O) per transform position. ``v``: the forward pass's transformed tiles
+    of ``x`` where kept (their variant: 16 positions F(2x2, 3x3), 36 F(4x4, 3x3)).
     NotImplemented where the transforms are not compiled."""
-    mod = kernels(x.dtype) if xp is np and g.dtype == x.dtype else None
-    if mod is None:
+    if xp is not np or g.dtype != x.dtype:
         return NotImplemented
     n, c, h, wd = x.shape
     o = g.shape[1]
+    m = tile_size(*_tiles(h, wd, padding)[:2]) if v is None else (2 if v.shape[0] == 16 else 4)
+    mod = _module(m, x.dtype)
+    if mod is None:
+        return NotImplemented
+    p = (m + 2) ** 2
     ph, pw = padding
-    _, _, th, tw = _tiles(h, wd, padding)
+    _, _, th, tw = _tiles(h, wd, padding, m)
     gt = _conv_numba.to_channels_last(g)
     if v is None:
-        xt, v = _conv_numba.to_channels_last(x), np.empty((16, 0, c), x.dtype)
+        xt, v = _conv_numba.to_channels_last(x), np.empty((p, 0, c), x.dtype)
     else:
         xt = np.empty((0, 0, 0, c), x.dtype)
-    group, parts = _plan(n, th, tw, c + o, x.itemsize)
-    partial = np.empty((parts, 16, c, o), x.dtype)
+    group, parts = _plan(n, th, tw, c + o, x.itemsize, m)
+    partial = np.empty((parts, p, c, o), x.dtype)
     gemm = _blas.library().gemm[_blas.FLOATS[x.dtype]]
     mod.grad_weight(gemm, xt, gt, v, partial, ph, pw, th, tw, group, parts)
     du = partial[0] if parts == 1 else partial.sum(axis=0)
