@@ -1,7 +1,8 @@
 """A numba kernel for 2x2 max pooling on the CPU (the override in ``ember.ops.pool`` calls it).
 
-``kernel(x, out, keep)``: each 2x2 window's maximum (NaN propagating) of a float32 or float64
-array into ``out`` and ``keep`` (the private copy the gradient reads), one pass, images over
+``kernel(x, out, code)``: each 2x2 window's maximum (NaN propagating) of a float32 or float64
+array into ``out`` and its offset in the window into ``code`` (uint8, for the gradient: a
+quarter of a float32 copy of the maxima, and the scatter need not read ``x``), one pass, images over
 numba's threads (measured 75 us against NumPy's 214 us, 64x32x8x8 float32, one thread;
 LeNet-5's 64x6x28x28 channels-last 249 -> 105 us with two). ``scatter(g, x, out)``: MaxPoolScatter,
 the window's chosen element found again from ``x`` in the same loop (PyTorch's rule: first
@@ -12,8 +13,11 @@ kernel size known when numba compiles is what makes the loop fast (runtime windo
 measured 3x slower), hence 2x2 only. ``scatter_wide(g, x, out)`` is ``scatter`` for
 channels-last memory of ``WIDE`` channels or more, written so that its channel loop vectorizes
 (64x16x10x10 float32: 84 -> 42 us, against PyTorch's 55-70 us from saved indices; LeNet-5's 6
-channels stay on ``scatter``, 210-300 us against PyTorch's 110-125). MaxPoolGather (double
-backward) stays NumPy.
+channels stay on ``scatter``, 210-300 us against PyTorch's 110-125). ``placed_scatter(g, x,
+code, out)`` writes ``g`` at the offsets of the forward pass's ``code`` (LeNet-5's 6 channels:
+120 -> 76 us, 190 -> 123 us with the arrays out of cache), or, with an empty ``code``, at those
+PyTorch's scan finds in ``x`` (exact for any ``g``: a NaN in a window, an infinite ``g``).
+MaxPoolGather (double backward) stays NumPy.
 
 numba is optional: ``kernels(dtype)`` is None without it, with ``EMBER_JIT=0``, for other
 dtypes, and while the module compiles in the background (``ember.backend.jit``: compiled
@@ -28,7 +32,7 @@ from ..backend import jit as _jit
 
 SOURCE = """
 import numpy as np
-from numba import njit, prange, types, uint64
+from numba import njit, prange, types, uint8, uint64
 
 
 def rc(t):
@@ -60,45 +64,46 @@ def window(v0, v1, v2, v3):
 
 window = njit(inline="always")(window)
 FLOATS = (types.float32, types.float64)
-SIGS = [types.void(rc(t), types.boolean, wc(t), wc(t)) for t in FLOATS]
+SIGS = [types.void(rc(t), types.boolean, wc(t), wc(uint8)) for t in FLOATS]
 SIGS_SCATTER = [t(rc(t), rc(t), types.boolean, wc(t)) for t in FLOATS]
-SIGS_EXACT = [types.void(rc(t), rc(t), types.boolean, wc(t)) for t in FLOATS]
+SIGS_PLACED = [types.void(rc(t), rc(t), rc(uint8), types.boolean, wc(t)) for t in FLOATS]
 
 
 @njit(SIGS, parallel=True, **OPTS)  # images over numba's threads
-def kernel(x, last, out, keep):
-    # x and out in memory order: (N, H, W, C) where last, else (N, C, H, W)
+def kernel(x, last, out, code):
+    # x, out and code in memory order: (N, H, W, C) where last, else (N, C, H, W); code: each
+    # window's chosen offset (row-major in the 2x2 window), for the gradient
     if last:
         n, ho, wo, c = out.shape
         for b in prange(n):
             for i in range(ho):
                 for j in range(wo):
                     for ch in range(c):
-                        best, _ = window(
+                        best, p = window(
                             x[b, 2 * i, 2 * j, ch], x[b, 2 * i, 2 * j + 1, ch],
                             x[b, 2 * i + 1, 2 * j, ch], x[b, 2 * i + 1, 2 * j + 1, ch],
                         )
                         out[b, i, j, ch] = best
-                        keep[b, i, j, ch] = best
+                        code[b, i, j, ch] = p
     else:
         n, c, ho, wo = out.shape
         for b in prange(n):
             for ch in range(c):
                 for i in range(ho):
                     for j in range(wo):
-                        best, _ = window(
+                        best, p = window(
                             x[b, ch, 2 * i, 2 * j], x[b, ch, 2 * i, 2 * j + 1],
                             x[b, ch, 2 * i + 1, 2 * j], x[b, ch, 2 * i + 1, 2 * j + 1],
                         )
                         out[b, ch, i, j] = best
-                        keep[b, ch, i, j] = best
+                        code[b, ch, i, j] = p
 
 
 def share(one, zero, gv, v0, v1, v2, v3):
     # g's share of each element of a window (g at the first maximum, zero elsewhere) as masks
     # from the window's maximum in the array's dtype (branch-free: measured 3-4x faster than
     # selects or a branch per window), and the window's sum with (g - g): NaN where a window
-    # holds a NaN or g is not finite, where the caller runs exact_scatter instead (g * 0 would
+    # holds a NaN or g is not finite, where the caller runs placed_scatter instead (g * 0 would
     # not be 0; NaN's rule differs)
     m = max(max(v0, v1), max(v2, v3))
     f0 = one * (v0 == m)
@@ -189,20 +194,26 @@ def scatter_wide(g, x, out):
     return bad
 
 
-@njit(SIGS_EXACT, **OPTS)
-def exact_scatter(g, x, last, out):
-    # PyTorch's scan per window (first maximum, last NaN), g written by selects: exact for any g
+@njit(SIGS_PLACED, parallel=True, **OPTS)
+def placed_scatter(g, x, code, last, out):
+    # g written by selects at each window's chosen element, exact for any g: its offset read
+    # from ``code`` (the forward pass's) where it has any, else found in x by PyTorch's scan
+    # (first maximum, last NaN)
+    coded = code.shape[0] > 0
     z = g.dtype.type(0)
     if last:
         n, ho, wo, c = g.shape
-        for b in range(n):
+        for b in prange(n):
             for i in range(ho):
                 for j in range(wo):
                     for ch in range(c):
-                        _, p = window(
-                            x[b, 2 * i, 2 * j, ch], x[b, 2 * i, 2 * j + 1, ch],
-                            x[b, 2 * i + 1, 2 * j, ch], x[b, 2 * i + 1, 2 * j + 1, ch],
-                        )
+                        if coded:
+                            p = code[b, i, j, ch]
+                        else:
+                            _, p = window(
+                                x[b, 2 * i, 2 * j, ch], x[b, 2 * i, 2 * j + 1, ch],
+                                x[b, 2 * i + 1, 2 * j, ch], x[b, 2 * i + 1, 2 * j + 1, ch],
+                            )
                         gv = g[b, i, j, ch]
                         out[b, 2 * i, 2 * j, ch] = gv if p == 0 else z
                         out[b, 2 * i, 2 * j + 1, ch] = gv if p == 1 else z
@@ -210,14 +221,17 @@ def exact_scatter(g, x, last, out):
                         out[b, 2 * i + 1, 2 * j + 1, ch] = gv if p == 3 else z
     else:
         n, c, ho, wo = g.shape
-        for b in range(n):
+        for b in prange(n):
             for ch in range(c):
                 for i in range(ho):
                     for j in range(wo):
-                        _, p = window(
-                            x[b, ch, 2 * i, 2 * j], x[b, ch, 2 * i, 2 * j + 1],
-                            x[b, ch, 2 * i + 1, 2 * j], x[b, ch, 2 * i + 1, 2 * j + 1],
-                        )
+                        if coded:
+                            p = code[b, ch, i, j]
+                        else:
+                            _, p = window(
+                                x[b, ch, 2 * i, 2 * j], x[b, ch, 2 * i, 2 * j + 1],
+                                x[b, ch, 2 * i + 1, 2 * j], x[b, ch, 2 * i + 1, 2 * j + 1],
+                            )
                         gv = g[b, ch, i, j]
                         out[b, ch, 2 * i, 2 * j] = gv if p == 0 else z
                         out[b, ch, 2 * i, 2 * j + 1] = gv if p == 1 else z
@@ -227,7 +241,7 @@ def exact_scatter(g, x, last, out):
 
 
 def kernels(*dtypes):
-    """The compiled module (``kernel``, ``scatter``, ``scatter_wide``, ``exact_scatter``) when
+    """The compiled module (``kernel``, ``scatter``, ``scatter_wide``, ``placed_scatter``) when
     numba serves ``dtypes`` (all float32 or all float64) and the module is ready; else None
     (the caller runs NumPy)."""
     return _jit.float_module("maxpool", SOURCE, *dtypes)
@@ -255,22 +269,23 @@ def empty(shape, dtype, last: bool):
 
 
 def maxima(mod, xp, x, shape):
-    """(2x2 window maxima, a private copy of them) of ``x`` (C-contiguous or channels-last
-    memory; the results in the same layout), one pass."""
+    """(2x2 window maxima, each window's chosen offset as uint8) of ``x`` (C-contiguous or
+    channels-last memory; the results in the same layout), one pass."""
     xm, last = memory(x)
     out, om = empty(shape, x.dtype, last)
-    keep, km = empty(shape, x.dtype, last)
-    mod.kernel(xm, last, om, km)
-    return out, keep
+    code, cm = empty(shape, np.uint8, last)
+    mod.kernel(xm, last, om, cm)
+    return out, code
 
 
 WIDE = 8  # channels from which channels-last memory takes scatter_wide (a vector of float32)
 
 
-def scatter(mod, g, x):
+def scatter(mod, g, x, code=None):
     """MaxPoolScatter for 2x2 windows: ``g`` at each window's chosen element of ``x`` (first
     maximum, last NaN), zero elsewhere, in ``x``'s layout (C-contiguous or channels-last);
-    ``g`` is copied to that layout first if it is in another."""
+    ``g`` is copied to that layout first if it is in another. With ``code`` (``maxima``'s,
+    in ``x``'s layout) the elements are read from it, not found in ``x`` again."""
     xm, last = memory(x)
     gm = memory(g)
     if gm is None or gm[1] != last:
@@ -282,10 +297,17 @@ def scatter(mod, g, x):
     ho, wo = g.shape[2:]
     out[:, :, 2 * ho :] = 0  # rows and columns no window covers
     out[:, :, :, 2 * wo :] = 0
+    cm = None if code is None else memory(code)
+    if cm is not None and cm[1] == last:
+        mod.placed_scatter(gm, xm, cm[0], last, om)
+        return out
     if last and g.shape[1] >= WIDE:
         bad = mod.scatter_wide(gm, xm, om)
     else:
         bad = mod.scatter(gm, xm, last, om)
     if bad != bad:  # a NaN in some window, or a g that is not finite
-        mod.exact_scatter(gm, xm, last, om)
+        mod.placed_scatter(gm, xm, _NO_CODE, last, om)
     return out
+
+
+_NO_CODE = np.empty((0, 0, 0, 0), np.uint8)

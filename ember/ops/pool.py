@@ -58,7 +58,8 @@ def _cache() -> dict:
 
 
 def _remember(x, op, kind: str, data) -> None:
-    """Keep ``data`` (``kind``: ``"max"`` or ``"arg"``) of pool ``op`` on input array ``x``
+    """Keep ``data`` (``kind``: ``"max"``, ``"arg"`` or the numba kernel's ``"code"``) of pool
+    ``op`` on input array ``x``
     for its gradient: weakly referenced (an array type without weak references is held
     strongly, one such entry at a time, as before)."""
     c = _cache()
@@ -361,30 +362,31 @@ def _fields(p: _PoolParams) -> tuple:
 
 @overrides.register(MaxPool2d, "cpu")
 def _max_pool_cpu(op: MaxPool2d, xp, x):
-    """2x2 tiled windows of a C-contiguous float input: one numba pass for the maxima and the
-    copy kept for the gradient (the NumPy body's ``tiled_hits`` reads it)."""
+    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass for the
+    maxima and each window's chosen offset, kept for the gradient (``_max_pool_scatter_cpu``)."""
     if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
         return NotImplemented
     mod = _pool_numba.kernels(x.dtype)
     if mod is None:
         return NotImplemented
     shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
-    out, keep = _pool_numba.maxima(mod, xp, x, shape)
+    out, code = _pool_numba.maxima(mod, xp, x, shape)
     if state.grad_enabled:
-        _remember(x, op, "max", keep)
+        _remember(x, op, "code", code)
     return out
 
 
 @overrides.register(MaxPoolScatter, "cpu")
 def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
-    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass finds
-    each window's chosen element and writes ``g`` there (``_pool_numba.scatter``)."""
+    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass writes
+    ``g`` at each window's chosen element, read from the offsets the forward pass kept or
+    found in ``x`` again (``_pool_numba.scatter``)."""
     if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
         return NotImplemented
     mod = _pool_numba.kernels(g.dtype, x.dtype)
     if mod is None:
         return NotImplemented
-    return _pool_numba.scatter(mod, g, x)
+    return _pool_numba.scatter(mod, g, x, _recall(x, op, "code"))
 
 
 @dataclass(frozen=True)

@@ -148,12 +148,14 @@ def test_no_entries_without_grad(mode):
 @pytest.mark.parametrize("g_layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("special", ["none", "inf_g", "nan_x", "ties"])
 @pytest.mark.parametrize("channels", [4, 16])  # 16 channels-last: the wide (vector) kernel
+@pytest.mark.parametrize("kept", [False, True], ids=["found", "kept"])
 def test_scatter_kernel_matches_the_numpy_body(
-    dtype, x_layout, g_layout, special, channels, monkeypatch
+    dtype, x_layout, g_layout, special, channels, kept, monkeypatch
 ):
     """MaxPoolScatter's override: the arithmetic path (finite g, no NaN), the exact path it
     falls back to (a NaN in a window, an infinite g), ties (first maximum); odd sizes leave
-    the uncovered row and column zero; the result keeps x's layout."""
+    the uncovered row and column zero; the result keeps x's layout. ``kept``: the forward
+    override ran first and left each window's offset, which the scatter reads instead."""
     if not _jit.available():
         pytest.skip("numba is not installed")
     monkeypatch.setattr(_jit, "_mode", "sync")
@@ -174,6 +176,9 @@ def test_scatter_kernel_matches_the_numpy_body(
     op = P.MaxPoolScatter((2, 2), (2, 2), (0, 0), (1, 1), False)
     P._cache().clear()
     want = op.forward(np, g, x)
+    if kept:
+        P._max_pool_cpu(P.MaxPool2d(*P._fields(op)), np, x)
+        assert P._recall(x, op, "code") is not None
     got = P._max_pool_scatter_cpu(op, np, g, x)
     np.testing.assert_array_equal(got, want)
     assert got.flags.c_contiguous == x.flags.c_contiguous
