@@ -480,6 +480,16 @@ def _module(m: int, dtype):
     return kernels(dtype)
 
 
+def _variant(ho: int, wo: int, dtype) -> tuple:
+    """``(tile size, its compiled module or None)`` for an ``ho`` x ``wo`` output map: F(2x2,
+    3x3) while F(4x4, 3x3)'s module still compiles."""
+    m = tile_size(ho, wo)
+    mod = _module(m, dtype)
+    if mod is None and m == 4:
+        m, mod = 2, kernels(dtype)
+    return m, mod
+
+
 def tiles_bytes(x_shape: tuple, padding, dtype) -> int:
     """The bytes of ``conv3x3``'s transformed input tiles for an input of ``x_shape`` and
     ``dtype``: what ``keep=True`` holds.
@@ -508,8 +518,7 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
         w = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
     n, c, h, wd = x.shape
     o = w.shape[0]
-    m = tile_size(*_tiles(h, wd, padding)[:2])
-    mod = _module(m, x.dtype)
+    m, mod = _variant(*_tiles(h, wd, padding)[:2], x.dtype)
     if mod is None:
         return NotImplemented
     p = (m + 2) ** 2
@@ -537,8 +546,11 @@ def grad_weight3x3(xp, x, g, padding, v=None):
         return NotImplemented
     n, c, h, wd = x.shape
     o = g.shape[1]
-    m = tile_size(*_tiles(h, wd, padding)[:2]) if v is None else (2 if v.shape[0] == 16 else 4)
-    mod = _module(m, x.dtype)
+    if v is None:
+        m, mod = _variant(*_tiles(h, wd, padding)[:2], x.dtype)
+    else:  # the kept tiles' variant
+        m = 2 if v.shape[0] == 16 else 4
+        mod = _module(m, x.dtype)
     if mod is None:
         return NotImplemented
     p = (m + 2) ** 2

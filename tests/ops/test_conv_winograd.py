@@ -309,3 +309,23 @@ def test_training_step_takes_winograd_for_all_three(dtype, kept, winograd, monke
     for got, ref in ((y, ty), (ex.grad, tx.grad), (ew.grad, tw.grad)):
         assert got.detach().numpy().dtype == dtype
         assert _rel(got.detach().numpy(), ref.detach().numpy()) < _tol(dtype, winograd.tile)
+
+
+def test_f2x2_serves_while_f4x4_compiles(monkeypatch):
+    """Where the policy asks for F(4x4, 3x3) but its module is not compiled yet, F(2x2, 3x3)
+    runs (not im2col), and the weight gradient follows the tiles the forward pass kept."""
+    from ember.ops import _winograd43
+
+    monkeypatch.setattr(_jit, "_mode", "sync")
+    monkeypatch.setattr(W, "TILE4", True)
+    monkeypatch.setattr(_winograd43, "kernels", lambda dtype: None)
+    x, wt, g = _inputs(2, 32, 32, 16, 16, 1, "last", np.float64)
+    assert W.tile_size(16, 16) == 4
+    y, v = W.conv3x3(np, x, wt, (1, 1), keep=True)
+    assert v.shape[0] == 16
+    ref, _ = _torch(x, wt, g, 1, np.float64)
+    assert _rel(y, ref) < 1e-12
+    tw = torch.tensor(wt, requires_grad=True)
+    torch.nn.functional.conv2d(torch.tensor(x), tw, padding=1).backward(torch.tensor(g))
+    for kept in (v, None):
+        assert _rel(W.grad_weight3x3(np, x, g, (1, 1), kept), tw.grad.numpy()) < 1e-12
