@@ -229,6 +229,9 @@ def format_row(row: dict) -> str:
     )
 
 
+RATIO_TICKS = (0.25, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.7, 2.0, 3.0, 4.0)
+
+
 def plot(rows: list, path: str) -> None:
     """Step-time ratio ember / PyTorch eager (top, log scale) and Python share (bottom), against
     LeNet's batch size (left) and the MLP's depth (right)."""
@@ -236,7 +239,7 @@ def plot(rows: list, path: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex="col")
     styles = {1: "--", 2: "-"}
@@ -256,6 +259,9 @@ def plot(rows: list, path: str) -> None:
                 share_ax.plot(xs, ys, ls, marker="o", color=colors[name], label=tag)
         ratio_ax.axhline(1.0, color="black", lw=0.8)
         ratio_ax.set_yscale("log", base=2)  # 2x slower and 2x faster lie as far from 1
+        lo, hi = ratio_ax.get_ylim()  # ticks inside the data's range (log2 has few there)
+        ticks = [t for t in RATIO_TICKS if lo <= t <= hi]
+        ratio_ax.yaxis.set_major_locator(FixedLocator(ticks))
         ratio_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
         ratio_ax.yaxis.set_minor_formatter(NullFormatter())
         ratio_ax.set_ylabel("step time, ember / PyTorch eager")
