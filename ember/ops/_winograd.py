@@ -112,6 +112,23 @@ I = types.int64
 F = (types.float32, types.float64)
 
 
+@njit(inline="always")
+def _output_tile(g, d, b, i, j, m):
+    # the m x m output tile (i, j) of image b of g (N, Ho, Wo, O) into d (m * m, O), zeros
+    # past the edges
+    ho, wo, o = g.shape[1], g.shape[2], g.shape[3]
+    for r in range(m):
+        for s in range(m):
+            dk = d[m * r + s]
+            if m * i + r < ho and m * j + s < wo:
+                src = g[b, m * i + r, m * j + s]
+                for oc in range(o):
+                    dk[oc] = src[oc]
+            else:
+                for oc in range(o):
+                    dk[oc] = 0
+
+
 """
 
 # The drivers of a convolution, for both tile sizes (``{P}`` transform positions, ``{R}`` input
@@ -333,21 +350,11 @@ def _grad_images(g, z, first, b0, b1, th, tw, d, t):
     # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, tiles, O) = A g A^T per 2x2 tile
     # (zeros past an odd Ho or Wo), tile 0 the first of image ``first``, for images b0 .. b1;
     # ``d`` (4, O, zeros) and ``t`` (8, O) scratch
-    n, ho, wo, o = g.shape
     for b in range(b0, b1):
         for i in range(th):
             for j in range(tw):
                 p = ((b - first) * th + i) * tw + j
-                for r in range(2):
-                    for s in range(2):
-                        dk = d[2 * r + s]
-                        if 2 * i + r < ho and 2 * j + s < wo:
-                            src = g[b, 2 * i + r, 2 * j + s]
-                            for oc in range(o):
-                                dk[oc] = src[oc]
-                        else:
-                            for oc in range(o):
-                                dk[oc] = 0
+                _output_tile(g, d, b, i, j, 2)
                 for s in range(2):  # A times the tile's rows
                     _a(d[s], d[2 + s], t[s], t[2 + s], t[4 + s], t[6 + s])
                 for r in range(4):  # then times A^T: columns

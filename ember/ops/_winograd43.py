@@ -211,21 +211,11 @@ def _grad_images(g, z, first, b0, b1, th, tw, d, t):
     # g: (N, Ho, Wo, O) channels-last output gradient; z: (36, tiles, O) = A g A^T per 4x4
     # tile (zeros past the edges), tile 0 the first of image ``first``, for images b0 .. b1;
     # ``d`` (16, O) and ``t`` (24, O) scratch
-    n, ho, wo, o = g.shape
     for b in range(b0, b1):
         for i in range(th):
             for j in range(tw):
                 p = ((b - first) * th + i) * tw + j
-                for r in range(4):
-                    for s in range(4):
-                        dk = d[4 * r + s]
-                        if 4 * i + r < ho and 4 * j + s < wo:
-                            src = g[b, 4 * i + r, 4 * j + s]
-                            for oc in range(o):
-                                dk[oc] = src[oc]
-                        else:
-                            for oc in range(o):
-                                dk[oc] = 0
+                _output_tile(g, d, b, i, j, 4)
                 for s in range(4):  # A times the tile's rows
                     _a(d[s], d[4 + s], d[8 + s], d[12 + s],
                        t[s], t[4 + s], t[8 + s], t[12 + s], t[16 + s], t[20 + s])
