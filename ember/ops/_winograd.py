@@ -113,6 +113,21 @@ F = (types.float32, types.float64)
 
 
 @njit(inline="always")
+def _source_rows(xf, b, top, edge):
+    # the input rows top .. top + R - 1 of image b of xf (N, H, W * C), R = len(edge): a view of
+    # them, or ``edge`` filled with them and zero rows past the edges (the padding)
+    count, h = edge.shape[0], xf.shape[1]
+    if 0 <= top and top + count <= h:
+        return xf[b, top : top + count]
+    for r in range(count):
+        if 0 <= top + r < h:
+            edge[r] = xf[b, top + r]
+        else:
+            edge[r] = 0
+    return edge
+
+
+@njit(inline="always")
 def _output_tile(g, d, b, i, j, m):
     # the m x m output tile (i, j) of image b of g (N, Ho, Wo, O) into d (m * m, O), zeros
     # past the edges
@@ -247,17 +262,8 @@ def _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows):
             r1 = rows[1].reshape(-1)[lo:hi]
             r2 = rows[2].reshape(-1)[lo:hi]
             r3 = rows[3].reshape(-1)[lo:hi]
-            top = 2 * i - ph
-            if 0 <= top and top + 3 < h:
-                d0, d1, d2, d3 = xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3]
-                _rows_bt(d0, d1, d2, d3, r0, r1, r2, r3)
-            else:  # a row of tiles reaching into the padding
-                for r in range(4):
-                    if 0 <= top + r < h:
-                        edge[r] = xf[b, top + r]
-                    else:
-                        edge[r] = 0
-                _rows_bt(edge[0], edge[1], edge[2], edge[3], r0, r1, r2, r3)
+            d = _source_rows(xf, b, 2 * i - ph, edge)
+            _rows_bt(d[0], d[1], d[2], d[3], r0, r1, r2, r3)
             for r in range(4):
                 t = rows[r]
                 v0, v1, v2, v3 = v[4 * r], v[4 * r + 1], v[4 * r + 2], v[4 * r + 3]

@@ -66,20 +66,8 @@ def _input_images(x, v, first, b0, b1, ph, pw, th, tw, edge, rows):
             r3 = rows[3].reshape(-1)[lo:hi]
             r4 = rows[4].reshape(-1)[lo:hi]
             r5 = rows[5].reshape(-1)[lo:hi]
-            top = 4 * i - ph
-            if 0 <= top and top + 5 < h:
-                _rows_bt(
-                    xf[b, top], xf[b, top + 1], xf[b, top + 2], xf[b, top + 3], xf[b, top + 4],
-                    xf[b, top + 5], r0, r1, r2, r3, r4, r5,
-                )
-            else:  # a row of tiles reaching into the padding
-                for r in range(6):
-                    if 0 <= top + r < h:
-                        edge[r] = xf[b, top + r]
-                    else:
-                        edge[r] = 0
-                _rows_bt(edge[0], edge[1], edge[2], edge[3], edge[4], edge[5],
-                         r0, r1, r2, r3, r4, r5)
+            d = _source_rows(xf, b, 4 * i - ph, edge)
+            _rows_bt(d[0], d[1], d[2], d[3], d[4], d[5], r0, r1, r2, r3, r4, r5)
             for r in range(6):
                 t = rows[r]
                 v0, v1, v2 = v[6 * r], v[6 * r + 1], v[6 * r + 2]
