@@ -9,7 +9,8 @@ NumPy path. Compiling happens on one background thread (the first kernel also im
 ~1 s), so a step never waits for a compile. The generated source is written to
 ``$EMBER_CACHE_DIR`` (default ``~/.cache/ember/jit``) and compiled with ``cache=True``, so a
 later process loads the machine code from disk. A kernel whose whole module an earlier process
-compiled with this numba (a ``.ready`` marker beside its source) loads in the caller instead:
+compiled with this numba on this kind of CPU (a ``.ready`` marker beside its source) loads in
+the caller instead:
 that takes milliseconds, and a run then starts on its kernels, so its results do not depend on
 when a background compile ends (``ember train`` twice on a warm machine: the same weights, bit
 for bit; a first run on a cold machine, whose steps start on NumPy, may differ from later ones
@@ -253,27 +254,39 @@ def _marker(k: Kernel) -> str:
     return os.path.join(_cache_dir(), k.name + ".ready")
 
 
-def _numba_version() -> str:
-    global _numba
-    if _numba is None:
+def _stamp() -> str:
+    """What numba's cache of a module holds for: numba's version and this CPU (its name and
+    features, as LLVM sees them; a cache shared by machines of two kinds misses on the other)."""
+    global _stamp_text
+    if _stamp_text is None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            _numba = version("numba")
-        except PackageNotFoundError:
-            _numba = ""
-    return _numba
+            import llvmlite.binding as llvm
+
+            features = llvm.get_host_cpu_features().flatten()
+            _stamp_text = " ".join(
+                (
+                    version("numba"),
+                    llvm.get_host_cpu_name(),
+                    hashlib.sha1(features.encode()).hexdigest()[:12],
+                )
+            )
+        except (ImportError, PackageNotFoundError):
+            _stamp_text = ""
+    return _stamp_text
 
 
-_numba: str | None = None
+_stamp_text: str | None = None
 
 
 def _ready_on_disk(k: Kernel) -> bool:
-    """Whether an earlier process compiled ``k``'s whole module with this numba (the marker
-    ``_build`` leaves), so that loading it from numba's cache takes milliseconds."""
+    """Whether an earlier process on a machine like this one compiled ``k``'s whole module with
+    this numba (the marker ``_build`` leaves), so that loading it from numba's cache takes
+    milliseconds."""
     try:
         with open(_marker(k)) as f:
-            return f.read() == _numba_version()
+            return f.read() == _stamp()
     except OSError:
         return False
 
@@ -285,7 +298,7 @@ def _mark_ready(k: Kernel) -> None:
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "w") as f:
-            f.write(_numba_version())
+            f.write(_stamp())
         os.replace(tmp, path)
     except OSError:  # a read-only cache: kernels keep compiling in the background
         pass

@@ -1,6 +1,6 @@
-"""``backend.jit``: a kernel an earlier process compiled (its ``.ready`` marker, for this numba)
-loads in the caller; one never compiled here, or compiled by another numba, compiles on the
-background thread."""
+"""``backend.jit``: a kernel an earlier process compiled (its ``.ready`` marker, for this numba
+and CPU) loads in the caller; one never compiled here, or compiled by another numba or on
+another CPU, compiles on the background thread."""
 
 import threading
 import uuid
@@ -51,10 +51,10 @@ def test_a_kernel_compiled_before_loads_in_the_caller(cache, monkeypatch):
     assert first.fn is not None and first.fn(1) == 2
     assert threads[-1] is not threading.current_thread()
     marker = cache / (first.name + ".ready")
-    assert marker.read_text() == jit._numba_version()
+    assert marker.read_text() == jit._stamp()
     again = _request(source)  # compiled before: loaded by the caller, ready on return
     assert threads[-1] is threading.current_thread() and again.fn(2) == 3
-    marker.write_text("0.0.0")  # compiled by another numba: the background thread again
+    marker.write_text("0.0.0 other-cpu")  # another numba or CPU: the background thread again
     _request(source)
     assert threads[-1] is not threading.current_thread()
-    assert marker.read_text() == jit._numba_version()
+    assert marker.read_text() == jit._stamp()
