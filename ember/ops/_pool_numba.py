@@ -6,8 +6,7 @@ quarter of a float32 copy of the maxima, and the scatter need not read ``x``), o
 numba's threads (measured 75 us against NumPy's 214 us, 64x32x8x8 float32, one thread;
 LeNet-5's 64x6x28x28 channels-last 249 -> 105 us with two). ``scatter(g, x, out)``: MaxPoolScatter,
 the window's chosen element found again from ``x`` in the same loop (PyTorch's rule: first
-maximum, last NaN) and ``g`` written there, zeros elsewhere (no NumPy pass over the kept
-maxima). Both work on C-contiguous (B, H, W, C') arrays: channels-last memory as it is, NCHW
+maximum, last NaN) and ``g`` written there, zeros elsewhere. Both work on C-contiguous (B, H, W, C') arrays: channels-last memory as it is, NCHW
 memory as (N * C, H, W, 1) (``memory``), so a channels-last network stays channels-last. A
 kernel size known when numba compiles is what makes the loop fast (runtime window sizes
 measured 3x slower), hence 2x2 only. ``scatter_wide(g, x, out)`` is ``scatter`` for

@@ -59,9 +59,8 @@ def _cache() -> dict:
 
 def _remember(x, op, kind: str, data) -> None:
     """Keep ``data`` (``kind``: ``"max"``, ``"arg"`` or the numba kernel's ``"code"``) of pool
-    ``op`` on input array ``x``
-    for its gradient: weakly referenced (an array type without weak references is held
-    strongly, one such entry at a time, as before)."""
+    ``op`` on input array ``x`` for its gradient: weakly referenced (an array type without weak
+    references is held strongly, one such entry at a time, as before)."""
     c = _cache()
     key = (id(x), _fields(op))
     c.pop(key, None)
