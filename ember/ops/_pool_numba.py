@@ -2,21 +2,21 @@
 
 ``kernel(x, out, code)``: each 2x2 window's maximum (NaN propagating) of a float32 or float64
 array into ``out`` and its offset in the window into ``code`` (uint8, for the gradient: a
-quarter of a float32 copy of the maxima, and the scatter need not read ``x``), one pass, images over
-numba's threads (measured 75 us against NumPy's 214 us, 64x32x8x8 float32, one thread;
-LeNet-5's 64x6x28x28 channels-last 249 -> 105 us with two). ``scatter(g, x, out)``: MaxPoolScatter,
-the window's chosen element found again from ``x`` in the same loop (PyTorch's rule: first
-maximum, last NaN) and ``g`` written there, zeros elsewhere. Both work on C-contiguous (B, H, W, C') arrays: channels-last memory as it is, NCHW
-memory as (N * C, H, W, 1) (``memory``), so a channels-last network stays channels-last. A
-kernel size known when numba compiles is what makes the loop fast (runtime window sizes
-measured 3x slower), hence 2x2 only. ``scatter_wide(g, x, out)`` is ``scatter`` for
-channels-last memory of ``WIDE`` channels or more, written so that its channel loop vectorizes
-(64x16x10x10 float32: 84 -> 42 us, against PyTorch's 55-70 us from saved indices; LeNet-5's 6
-channels stay on ``scatter``, 210-300 us against PyTorch's 110-125). ``placed_scatter(g, x,
-code, out)`` writes ``g`` at the offsets of the forward pass's ``code`` (LeNet-5's 6 channels:
-120 -> 76 us, 190 -> 123 us with the arrays out of cache), or, with an empty ``code``, at those
-PyTorch's scan finds in ``x`` (exact for any ``g``: a NaN in a window, an infinite ``g``).
-MaxPoolGather (double backward) stays NumPy.
+quarter of a float32 copy of the maxima, and the scatter need not read ``x``), one pass, images
+over numba's threads (measured 75 us against NumPy's 214 us, 64x32x8x8 float32, one thread;
+LeNet-5's 64x6x28x28 channels-last 249 -> 105 us with two). ``scatter(g, x, out)``:
+MaxPoolScatter, the window's chosen element found again from ``x`` in the same loop (PyTorch's
+rule: first maximum, last NaN) and ``g`` written there, zeros elsewhere. Both work on
+C-contiguous (B, H, W, C') arrays: channels-last memory as it is, NCHW memory as (N * C, H, W,
+1) (``memory``), so a channels-last network stays channels-last. A kernel size known when numba
+compiles is what makes the loop fast (runtime window sizes measured 3x slower), hence 2x2 only.
+``scatter_wide(g, x, out)`` is ``scatter`` for channels-last memory of ``WIDE`` channels or
+more, written so that its channel loop vectorizes (64x16x10x10 float32: 84 -> 42 us, against
+PyTorch's 55-70 us from saved indices; LeNet-5's 6 channels stay on ``scatter``, 210-300 us
+against PyTorch's 110-125). ``placed_scatter(g, x, code, out)`` writes ``g`` at the offsets of
+the forward pass's ``code`` (LeNet-5's 6 channels: 120 -> 76 us, 190 -> 123 us with the arrays
+out of cache), or, with an empty ``code``, at those PyTorch's scan finds in ``x`` (exact for any
+``g``: a NaN in a window, an infinite ``g``). MaxPoolGather (double backward) stays NumPy.
 
 numba is optional: ``kernels(dtype)`` is None without it, with ``EMBER_JIT=0``, for other
 dtypes, and while the module compiles in the background (``ember.backend.jit``: compiled
