@@ -1,7 +1,7 @@
 """Winograd F(2x2, 3x3) convolution on the CPU (Lavin & Gray, "Fast Algorithms for
 Convolutional Neural Networks", 2015): 3x3, stride 1, with 2.25x fewer multiplications in the
-matrix products than im2col + GEMM. On output maps of ``TILE4_MIN`` values or more,
-``conv3x3`` and ``grad_weight3x3`` take F(4x4, 3x3) instead (``tile_size``; its transforms in
+matrix products than im2col + GEMM. Where maps and batches are large enough (``tile_size``),
+``conv3x3`` and ``grad_weight3x3`` take F(4x4, 3x3) instead (its transforms in
 ``_winograd43``, the drivers below, ``DRIVERS``, shared): 4x fewer multiplications than im2col,
 for about 10x F(2x2, 3x3)'s float32 rounding.
 
@@ -465,24 +465,36 @@ def _plan(n: int, th: int, tw: int, channels: int, itemsize: int, m: int) -> tup
     return _blas.image_blocks(n, (m + 2) ** 2 * th * tw * channels * itemsize, GROUP_BYTES)
 
 
-# F(4x4, 3x3) (``_winograd43``) for output maps of at least ``TILE4_MIN`` values (``tile_size``);
-# False keeps F(2x2, 3x3) everywhere (its float32 rounding is PyTorch's, F(4x4, 3x3)'s ~10x).
+# F(4x4, 3x3) (``_winograd43``) where ``tile_size`` says; False keeps F(2x2, 3x3) everywhere (its
+# float32 rounding is PyTorch's, F(4x4, 3x3)'s ~10x).
 TILE4 = True
-# Measured on the 2-core development machine (float32, 64 images, ms, F(2x2) / F(4x4): forward,
-# input gradient, weight gradient): 64 -> 64 channels on 32x32 maps 15.3 / 9.7, 15.2 / 9.7,
-# 15.5 / 12.1; on 16x16 3.9 / 2.7, 4.0 / 2.5, 4.0 / 3.4; 32 -> 32 on 8x8 0.31 / 0.29, 0.32 / 0.28,
-# 0.31 / 0.41; 64 -> 64 on 4x4 0.28 / 0.37, 0.28 / 0.39, 0.33 / 0.50.
-TILE4_MIN = 16 * 16
+# Measured on the 2-core development machine (float32, channels-last, ms, F(2x2) -> F(4x4);
+# forward keeping its tiles + input gradient + weight gradient from them unless said):
+# images x channels x map: 64 x 64 x 32x32 forward 15.3 -> 9.7, input gradient 15.2 -> 9.7,
+# weight gradient 15.5 -> 12.1; 64 x 128 x 16x16 42.7 -> 27.6; 8 x 256 x 32x32 81.5 -> 65.0;
+# 64 x 32 x 16x16 4.71 -> 4.34; 128 x 256 x 8x8 82.0 -> 70.8; 128 x 64 x 8x8 7.04 -> 5.38;
+# 64 x 64 x 8x8 3.34 -> 2.91; where the 4x4-output tiles are few against the channels it lost:
+# 8 x 512 x 16x16 115 -> 154, 4 x 128 x 16x16 3.46 -> 5.15, 32 x 256 x 8x8 26.0 -> 32.7; on 4x4
+# maps it always lost (64 x 128: 3.61 -> 5.02); 64 x 32 x 8x8 0.92 -> 0.93 (the digits model).
+TILE4_MIN = 16 * 16  # output values from which a map takes F(4x4, 3x3) at any channel count,
+TILE4_WIDE = 64  # from 8x8 with this many channels in and out,
+TILE4_TILES = 2  # where the batch makes this many 4x4 tiles per channel of the wider side
 
 
-def tile_size(ho: int, wo: int) -> int:
-    """The output tile of the Winograd variant for an ``ho`` x ``wo`` output map: 4 (F(4x4,
-    3x3), ``_winograd43``) from ``TILE4_MIN`` values where ``TILE4``, else 2 (F(2x2, 3x3)).
+def tile_size(n: int, c: int, o: int, ho: int, wo: int) -> int:
+    """The output tile of the Winograd variant for ``n`` images of ``c`` -> ``o`` channels on
+    an ``ho`` x ``wo`` output map: 4 (F(4x4, 3x3), ``_winograd43``) where ``TILE4`` and the
+    measurements above favour it, else 2 (F(2x2, 3x3)).
 
-    >>> tile_size(32, 32), tile_size(8, 8)
-    (4, 2)
+    >>> tile_size(64, 64, 64, 32, 32), tile_size(64, 32, 32, 8, 8), tile_size(8, 512, 512, 16, 16)
+    (4, 2, 2)
     """
-    return 4 if TILE4 and ho * wo >= TILE4_MIN else 2
+    if not TILE4:
+        return 2
+    size = ho * wo
+    maps = size >= TILE4_MIN or (size >= 64 and min(c, o) >= TILE4_WIDE)
+    tiles = n * ((ho + 3) // 4) * ((wo + 3) // 4)
+    return 4 if maps and tiles >= TILE4_TILES * max(c, o) else 2
 
 
 def _module(m: int, dtype):
@@ -493,26 +505,26 @@ def _module(m: int, dtype):
     return kernels(dtype)
 
 
-def _variant(ho: int, wo: int, dtype) -> tuple:
-    """``(tile size, its compiled module or None)`` for an ``ho`` x ``wo`` output map: F(2x2,
-    3x3) while F(4x4, 3x3)'s module still compiles."""
-    m = tile_size(ho, wo)
+def _variant(n: int, c: int, o: int, ho: int, wo: int, dtype) -> tuple:
+    """``(tile size, its compiled module or None)`` (``tile_size``'s arguments): F(2x2, 3x3)
+    while F(4x4, 3x3)'s module still compiles."""
+    m = tile_size(n, c, o, ho, wo)
     mod = _module(m, dtype)
     if mod is None and m == 4:
         m, mod = 2, kernels(dtype)
     return m, mod
 
 
-def tiles_bytes(x_shape: tuple, padding, dtype) -> int:
+def tiles_bytes(x_shape: tuple, o: int, padding, dtype) -> int:
     """The bytes of ``conv3x3``'s transformed input tiles for an input of ``x_shape`` and
-    ``dtype``: what ``keep=True`` holds.
+    ``dtype`` and ``o`` output channels: what ``keep=True`` holds.
 
-    >>> tiles_bytes((64, 32, 8, 8), (1, 1), np.float32)
+    >>> tiles_bytes((64, 32, 8, 8), 32, (1, 1), np.float32)
     2097152
     """
     n, c, h, w = x_shape
     ho, wo, _, _ = _tiles(h, w, padding)
-    m = tile_size(ho, wo)
+    m = tile_size(n, c, o, ho, wo)
     _, _, th, tw = _tiles(h, w, padding, m)
     return (m + 2) ** 2 * n * th * tw * c * np.dtype(dtype).itemsize
 
@@ -531,7 +543,7 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
         w = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
     n, c, h, wd = x.shape
     o = w.shape[0]
-    m, mod = _variant(*_tiles(h, wd, padding)[:2], x.dtype)
+    m, mod = _variant(n, c, o, *_tiles(h, wd, padding)[:2], x.dtype)
     if mod is None:
         return NotImplemented
     p = (m + 2) ** 2
@@ -560,7 +572,7 @@ def grad_weight3x3(xp, x, g, padding, v=None):
     n, c, h, wd = x.shape
     o = g.shape[1]
     if v is None:
-        m, mod = _variant(*_tiles(h, wd, padding)[:2], x.dtype)
+        m, mod = _variant(n, c, o, *_tiles(h, wd, padding)[:2], x.dtype)
     else:  # the kept tiles' variant
         m = 2 if v.shape[0] == 16 else 4
         mod = _module(m, x.dtype)

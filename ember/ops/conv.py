@@ -652,7 +652,7 @@ def _conv2d_winograd(op, xp, x, w):
     if (
         op._slot != "cols"  # the input gradient's
         or not state.grad_enabled
-        or _winograd.tiles_bytes(x.shape, op.padding, x.dtype) > KEEP_BYTES
+        or _winograd.tiles_bytes(x.shape, w.shape[0], op.padding, x.dtype) > KEEP_BYTES
     ):
         return _winograd.conv3x3(xp, x, w, op.padding)
     out = _winograd.conv3x3(xp, x, w, op.padding, keep=True)

@@ -70,6 +70,7 @@ def winograd(request, monkeypatch):
     monkeypatch.setattr(W, "MIN_WORK", 0)
     monkeypatch.setattr(W, "TILE4", request.param == 4)
     monkeypatch.setattr(W, "TILE4_MIN", 0)
+    monkeypatch.setattr(W, "TILE4_TILES", 0)
     calls = Calls()
     calls.tile = request.param
     real = W.conv3x3
@@ -273,13 +274,19 @@ def test_policy_serves_the_measured_shapes(monkeypatch):
     assert not W.pays(64, 32, 32, 8, 8) and not W.pays(64, 64, 64, 4, 4)
 
 
-def test_tile_size_follows_the_output_map(monkeypatch):
-    """F(4x4, 3x3) from 16x16 output maps (it measured faster there for all three: forward,
-    input gradient, weight gradient), F(2x2, 3x3) below and with ``TILE4`` off."""
-    assert W.tile_size(32, 32) == W.tile_size(16, 16) == 4
-    assert W.tile_size(8, 8) == W.tile_size(4, 4) == W.tile_size(15, 16) == 2
+def test_tile_size_follows_the_measurements(monkeypatch):
+    """F(4x4, 3x3) from 16x16 output maps, or 8x8 ones with 64 channels or more, where the
+    batch makes at least two 4x4 tiles per channel (the shapes measured faster in the module's
+    table); F(2x2, 3x3) elsewhere and with ``TILE4`` off."""
+    assert W.tile_size(64, 64, 64, 32, 32) == W.tile_size(64, 32, 32, 16, 16) == 4
+    assert W.tile_size(64, 128, 128, 16, 16) == W.tile_size(8, 256, 256, 32, 32) == 4
+    assert W.tile_size(128, 256, 256, 8, 8) == W.tile_size(64, 64, 64, 8, 8) == 4
+    assert W.tile_size(64, 32, 32, 8, 8) == 2  # the digits model: too few channels at 8x8
+    assert W.tile_size(64, 128, 128, 4, 4) == W.tile_size(256, 64, 64, 4, 4) == 2  # 4x4 maps
+    assert W.tile_size(8, 512, 512, 16, 16) == W.tile_size(4, 128, 128, 16, 16) == 2  # few tiles
+    assert W.tile_size(32, 256, 256, 8, 8) == 2
     monkeypatch.setattr(W, "TILE4", False)
-    assert W.tile_size(32, 32) == 2
+    assert W.tile_size(64, 64, 64, 32, 32) == 2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -319,8 +326,8 @@ def test_f2x2_serves_while_f4x4_compiles(monkeypatch):
     monkeypatch.setattr(_jit, "_mode", "sync")
     monkeypatch.setattr(W, "TILE4", True)
     monkeypatch.setattr(_winograd43, "kernels", lambda dtype: None)
-    x, wt, g = _inputs(2, 32, 32, 16, 16, 1, "last", np.float64)
-    assert W.tile_size(16, 16) == 4
+    x, wt, g = _inputs(16, 32, 32, 16, 16, 1, "last", np.float64)
+    assert W.tile_size(16, 32, 32, 16, 16) == 4
     y, v = W.conv3x3(np, x, wt, (1, 1), keep=True)
     assert v.shape[0] == 16
     ref, _ = _torch(x, wt, g, 1, np.float64)
