@@ -395,10 +395,10 @@ def weight_back_tf(du, dw):
 )
 
 
-# A block of images whose transformed tiles and products (16 values per tile and channel, input
-# and output channels) take about this many bytes goes through a thread at a time, while in its
-# cache: 64 images of the digits model's 32 -> 32 8x8 layer make 2 blocks (one per thread), one
-# 64x32x32 image of 64 -> 64 channels a block.
+# A block of images whose transformed tiles and products (16 values per tile and channel, 36 for
+# F(4x4, 3x3); input and output channels) take about this many bytes goes through a thread at a
+# time, while in its cache: 64 images of the digits model's 32 -> 32 8x8 layer make 2 blocks (one
+# per thread), one 64x32x32 image of 64 -> 64 channels a block.
 GROUP_BYTES = 2 << 20
 
 
@@ -411,8 +411,8 @@ ENABLED = True  # False: every convolution takes im2col + GEMM (A/B benchmarks, 
 
 
 def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
-    """Whether F(2x2, 3x3) computes this convolution: 3x3, stride 1, no dilation, one group,
-    float32 or float64 operands of one dtype (host arrays)."""
+    """Whether Winograd (either tile size) computes this convolution: 3x3, stride 1, no
+    dilation, one group, float32 or float64 operands of one dtype (host arrays)."""
     return (
         tuple(kernel) == (3, 3)
         and tuple(stride) == (1, 1)
