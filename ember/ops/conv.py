@@ -43,9 +43,12 @@ per shape); without it, or for a case cuDNN has no plan for, the override declin
 im2col + GEMM code below runs on CuPy arrays (cuBLAS GEMMs, following the float32 matmul
 precision setting; scratch buffers are then fresh device arrays, ``backend.memory.scratch``).
 
-Two choices by shape: few input channels (LeNet's first layer) gather channel-first
-("planar") patches, a (C * kh * kw, N * Ho * Wo) matrix whose rows are runs of whole output
-rows instead of runs of kw * C values; its transpose times the weight matrix is one GEMM for the
+One input channel (a grey image's first layer) goes to a direct kernel on the CPU instead
+(``_direct_numba``: no patch matrix; LeNet-5's first layer 430-616 -> 236-272 us), whose weight
+gradient then gathers its patches itself. Two choices by shape: few input channels gather
+channel-first ("planar") patches, a (C * kh * kw, N * Ho * Wo) matrix whose rows are runs of
+whole output rows instead of runs of kw * C values (as one channel does without numba); its
+transpose times the weight matrix is one GEMM for the
 whole batch with channels-last rows out, as for the other convolutions (a product per image,
 (O, K) @ (K, Ho * Wo), took 640 us on LeNet-5's first layer against 420-500 us); the
 input gradient gathers (a convolution with the flipped kernel) when O <= C and otherwise
@@ -78,7 +81,7 @@ from ..backend import overrides
 from ..backend.arrays import strided_view
 from ..backend.kernels import conv as _cudnn
 from ..backend.memory import scratch as _scratch
-from . import _conv_numba, _winograd
+from . import _conv_numba, _direct_numba, _winograd
 from .base import Op, Spec, apply
 
 _local = threading.local()
@@ -665,9 +668,14 @@ def _conv2d_winograd(op, xp, x, w):
 
 @overrides.register(Conv2d, "cpu")
 def _conv2d_cpu(op, xp, x, w):
-    """Conv2d (and the input gradient's gathering convolution, which inherits it): Winograd
-    where it serves (``_conv2d_winograd``), else the op's body with the channels-last patches
-    gathered in one numba pass; NotImplemented without the kernel."""
+    """Conv2d (and the input gradient's gathering convolution, which inherits it): one input
+    channel by the direct kernel (``_direct_numba``), Winograd where it serves
+    (``_conv2d_winograd``), else the op's body with the channels-last patches gathered in one
+    numba pass; NotImplemented without the kernels."""
+    if _direct_numba.applies(op, x, w):
+        out = _direct_numba.conv(x, w, op.padding)
+        if out is not NotImplemented:
+            return out
     out = _conv2d_winograd(op, xp, x, w)
     if out is not NotImplemented:
         return out

@@ -430,14 +430,14 @@ def _three_layers(lib, x, ws):
 
 
 def test_every_layer_reuses_its_forward_patches(monkeypatch):
-    """Three convolutions (the first planar): each weight gradient takes the patches its
-    forward pass kept (no second gather) and equals PyTorch's; the entries go as they are
-    taken."""
+    """Three convolutions (the first planar: two channels, since one takes the direct kernel
+    and keeps no patches): each weight gradient takes the patches its forward pass kept (no
+    second gather) and equals PyTorch's; the entries go as they are taken."""
     rng = np.random.default_rng(0)
-    xs = rng.standard_normal((4, 1, 8, 8)).astype(np.float32)
+    xs = rng.standard_normal((4, 2, 12, 12)).astype(np.float32)
     wss = [
         rng.standard_normal(s).astype(np.float32) * 0.3
-        for s in [(6, 1, 3, 3), (6, 6, 3, 3), (5, 6, 3, 3)]
+        for s in [(6, 2, 3, 3), (6, 6, 3, 3), (5, 6, 3, 3)]
     ]
     C.release_scratch()
     taken = []
