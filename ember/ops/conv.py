@@ -672,7 +672,7 @@ def _conv2d_cpu(op, xp, x, w):
     channel by the direct kernel (``_direct_numba``), Winograd where it serves
     (``_conv2d_winograd``), else the op's body with the channels-last patches gathered in one
     numba pass; NotImplemented without the kernels."""
-    if _direct_numba.applies(op, x, w):
+    if _direct_numba.applies(op, x, w, w.shape[2:]):
         out = _direct_numba.conv(x, w, op.padding)
         if out is not NotImplemented:
             return out
@@ -722,12 +722,18 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
 
 @overrides.register(Conv2dGradWeight, "cpu")
 def _conv2d_grad_weight_cpu(op, xp, x, g):
-    """The weight gradient by Winograd (``_winograd.grad_weight3x3``) where the forward pass
+    """The weight gradient of a one-channel input by the direct kernel where its patches would
+    be large (``_direct_numba.pays_grad_weight``); by Winograd (``_winograd.grad_weight3x3``)
+    where the forward pass
     took it (the same ``pays``): from the transformed tiles it kept, or, where none are held,
     transforming the input again block by block (64x64x32x32 -> 64, two threads: 23 ms against
     im2col's 43-46 ms); else NotImplemented (im2col)."""
     o, c, kh, kw = op.w_shape
     n, _, ho, wo = g.shape
+    if _direct_numba.applies(op, x, g, (kh, kw)) and _direct_numba.pays_grad_weight(x, (kh, kw), g):
+        out = _direct_numba.grad_weight(x, g, op.w_shape, op.padding)
+        if out is not NotImplemented:
+            return out
     if not (
         _winograd.applies((kh, kw), op.stride, op.dilation, op.groups, x, g)
         and _winograd.pays(n, c, o, ho, wo)

@@ -24,15 +24,14 @@ from ember.ops.base import apply
 if not _jit.available():
     pytest.skip("numba is not installed (the direct kernel is numba's)", allow_module_level=True)
 
-# (N, H, W, O, kh, kw, padding, layout, dtype)
+# (N, H, W, O, kh, kw, padding, layout, dtype): four kernel sizes, each compiled once
 CASES = [
     (8, 28, 28, 6, 5, 5, (2, 2), "nchw", np.float32),  # LeNet-5's first layer
-    (4, 8, 8, 32, 3, 3, (1, 1), "nchw", np.float32),  # the digits model's
-    (3, 7, 9, 4, 3, 2, (1, 0), "strided", np.float32),  # a rectangular kernel, a strided input
-    (1, 4, 6, 3, 4, 4, (3, 2), "nchw", np.float32),  # padding wider than the input's half
-    (2, 5, 5, 1, 1, 1, (0, 0), "nchw", np.float64),  # 1x1, one filter
-    (5, 9, 6, 7, 7, 7, (3, 3), "strided", np.float64),  # 7x7: MAX_TAPS
-    (3, 6, 11, 2, 2, 5, (0, 2), "nchw", np.float64),
+    (4, 8, 8, 6, 5, 5, (1, 1), "strided", np.float64),  # a strided input
+    (3, 7, 9, 4, 3, 2, (1, 0), "strided", np.float32),  # a rectangular kernel
+    (1, 4, 6, 4, 3, 2, (3, 2), "nchw", np.float64),  # padding wider than the input's half
+    (2, 5, 5, 1, 1, 1, (0, 0), "nchw", np.float32),  # 1x1, one filter
+    (5, 9, 6, 2, 7, 7, (3, 3), "strided", np.float64),  # 7x7: MAX_TAPS
 ]
 IDS = [
     f"{n}x{h}x{w}-o{o}-{kh}x{kw}-p{p[0]}{p[1]}-{lay}-{np.dtype(dt).name}"
@@ -41,19 +40,31 @@ IDS = [
 TOL = {np.float32: 1e-6, np.float64: 1e-13}
 
 
+class Calls(list):
+    """Whether each direct forward call ran; ``grads`` likewise for the weight gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grads: list[bool] = []
+
+
 @pytest.fixture
 def direct(monkeypatch):
-    """Kernels compiled in the caller; a list that records whether each direct call ran."""
+    """Kernels compiled in the caller, the direct weight gradient for every size; the calls."""
     monkeypatch.setattr(_jit, "_mode", "sync")
-    calls = []
-    real = D.conv
+    monkeypatch.setattr(D, "GRAD_WEIGHT_MIN_BYTES", 0)
+    calls = Calls()
 
-    def spy(*args):
-        out = real(*args)
-        calls.append(out is not NotImplemented)
-        return out
+    def spy(real, record):
+        def run(*args):
+            out = real(*args)
+            record.append(out is not NotImplemented)
+            return out
 
-    monkeypatch.setattr(D, "conv", spy)
+        return run
+
+    monkeypatch.setattr(D, "conv", spy(D.conv, calls))
+    monkeypatch.setattr(D, "grad_weight", spy(D.grad_weight, calls.grads))
     return calls
 
 
@@ -101,14 +112,15 @@ def test_output_is_channels_last_memory(direct):
     assert y.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
 
 
-@pytest.mark.parametrize("case", [CASES[0], CASES[2], CASES[5]], ids=[IDS[0], IDS[2], IDS[5]])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_gradients_match_torch(case, direct):
+    """Both kernels ran (the weight gradient's through the CPU override of Conv2dGradWeight)."""
     x, w = _inputs(case)
     dtype, p = case[-1], case[6]
     xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
     y = ember.nn.functional.conv2d(xt, wt, padding=p)
     (y * y).sum().backward()
-    assert direct and all(direct)
+    assert direct[0] and all(direct) and direct.grads == [True]  # O == 1: dx goes direct too
     tx = torch.tensor(np.ascontiguousarray(x), requires_grad=True)
     tw = torch.tensor(w, requires_grad=True)
     ty = torch.nn.functional.conv2d(tx, tw, padding=p)
@@ -133,7 +145,7 @@ def test_declines_what_it_does_not_serve(xs, ws, stride, dilation, groups, dtype
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
     op = C.Conv2d(stride, (1, 1), dilation, groups)
-    assert not D.applies(op, x, w)
+    assert not D.applies(op, x, w, ws[2:])
     got = apply(op, ember.tensor(x), ember.tensor(w)).numpy()
     assert direct == []
     ref = torch.nn.functional.conv2d(
@@ -151,3 +163,27 @@ def test_waits_for_the_kernel_with_the_body(monkeypatch):
     monkeypatch.setattr(_jit, "module", lambda name, source: None)
     x, w = _inputs(CASES[1])
     assert D.conv(x, w, (1, 1)) is NotImplemented
+
+
+def test_weight_gradient_only_where_patches_are_large(monkeypatch):
+    """``pays_grad_weight``: the digits model's first layer keeps im2col, LeNet-5's goes direct."""
+    monkeypatch.setattr(D, "GRAD_WEIGHT_MIN_BYTES", 1 << 20)
+    x8, g8 = np.ones((64, 1, 8, 8), np.float32), np.ones((64, 32, 8, 8), np.float32)
+    x28, g28 = np.ones((64, 1, 28, 28), np.float32), np.ones((64, 6, 28, 28), np.float32)
+    assert not D.pays_grad_weight(x8, (3, 3), g8)
+    assert D.pays_grad_weight(x28, (5, 5), g28)
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_weight_gradient_of_non_finite_input_is_im2cols(bad, direct):
+    """An infinity or a NaN in the input: the direct kernel would multiply it by the zeros
+    between the rows (NaN), so it declines and im2col's exact gradient stands (PyTorch's)."""
+    x, w = _inputs(CASES[0])
+    x[0, 0, 3, 0] = bad  # column 0: outside every window of taps 1-4 of a kernel row
+    xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    y = ember.nn.functional.conv2d(xt, wt, padding=(0, 0))
+    y.backward(ember.ones(*y.shape))
+    assert direct.grads == [False]
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(tx, tw).backward(torch.ones(*y.shape))
+    np.testing.assert_allclose(wt.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)
