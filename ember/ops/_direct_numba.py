@@ -1,8 +1,8 @@
 """Direct convolution of a one-channel input on the CPU: a numba kernel per kernel size and
 output channel count, the override of ``Conv2d``'s forward for it (``ember.ops.conv``).
 
-A first layer over grey images (LeNet-5's 1x28x28 with 5x5 and 6 filters, the digits model's
-1x8x8 with 3x3 and 32) has K = kh * kw products per output value: too few for im2col's patch
+A first layer over grey images with few filters (LeNet-5's 1x28x28 with 5x5 and 6 filters)
+has K = kh * kw products per output value: too few for im2col's patch
 matrix to pay. That matrix is kh * kw times the input (5 MB for 64 LeNet images), written once
 and read once by a GEMM whose 6 columns keep OpenBLAS far from its speed. Here each output row
 is computed where it is stored, channels-last: the row's Wo * O values ``t = q * O + o`` are
@@ -14,10 +14,19 @@ few KiB), and ``wt[k, q * O + o] = w[o, 0, k]`` the weights repeated along the r
 reads two contiguous rows, so LLVM vectorizes the loop over ``t`` with the kh * kw sum in
 registers; the source is generated with the taps unrolled (``source``).
 
-Measured (2 threads, float32, medians of 300 calls, PyTorch 2.13 in the same process):
-LeNet-5's first layer, 64x1x28x28, 5x5, pad 2, 6 filters: 236-272 us against im2col's 430-616
-and PyTorch's 314-326; 64x1x8x8, 3x3, pad 1, 32 filters: 50-55 us against 54-66 and 80-85. A
-LeNet-5 training step: 4.38 -> 3.94 ms eager, 3.41 -> 3.04 ms compiled (PyTorch 3.99-4.01).
+Where it pays: the loop reads 2 * kh * kw values per output value, while im2col's GEMM gets
+faster as the filters grow, and ``wt`` (kh * kw * Wo * O values) stays in L1 only for few
+filters. So ``applies`` takes at most ``MAX_FILTERS`` (8). Measured (2 threads, float32, best
+quarter of 30-300 calls, PyTorch 2.13 in the same process), forward direct / im2col / PyTorch:
+
+- LeNet-5's first layer, 64x1x28x28, 5x5, pad 2, 6 filters: 236-272 / 430-616 / 314-326 us;
+  4 filters 158 / 341 / 289; 8 filters 339 / 414 / 346; 12 filters 609 / 524 / 405 (im2col
+  wins from here: 16 filters 624 / 471, 32 filters 3x3 636 / 302);
+- 8x1x96x96, 5x5, 6 filters: 357 / 624 / 383 us; 4x1x224x224, 7x7, 6 filters: 1.7 / 4.5 / 2.5
+  ms; 64x1x8x8, 3x3, 8 filters: 30 / 155 / 58 us (32 filters: 72 / 73 / 184).
+
+A LeNet-5 training step: 4.38 -> 3.94 ms eager, 3.41 -> 3.04 ms compiled (PyTorch 3.99-4.01),
+with the direct weight gradient below 3.65 eager and 2.63 compiled (PyTorch 3.89-4.02).
 
 The weight gradient, ``dw[o, a, c] = sum over (b, i, q) of g[b, o, i, q] * x[b, i + a, q + c]``
 (padded), runs per image and filter as kh * kw dot products of one long row: the gradient's
@@ -45,7 +54,9 @@ from ..backend import blas as _blas
 from ..backend import jit as _jit
 
 MAX_TAPS = 49  # kh * kw: up to 7x7 (sums of more terms were not measured)
+MAX_FILTERS = 8  # output channels (``applies``; the module's notes)
 GRAD_WEIGHT_MIN_BYTES = 1 << 20  # ``pays_grad_weight``
+GRAD_WEIGHT_MAX_FILTERS = 6
 
 
 @functools.lru_cache(maxsize=64)
@@ -149,13 +160,15 @@ def grad_weight(x, g, acc, ph, pw, threads):
     )
 
 
-def applies(op, x, other, kernel) -> bool:
+def applies(op, x, other, kernel, filters: int) -> bool:
     """Whether the direct kernels compute ``op`` (``Conv2d``, or ``Conv2dGradWeight``) of
-    ``x`` and ``other`` (the weight, or the output gradient) with a ``kernel`` (kh, kw): one
-    input channel, stride 1, no dilation, one group, at most ``MAX_TAPS`` taps, float32 or
-    float64 host arrays of one dtype."""
+    ``x`` and ``other`` (the weight, or the output gradient) with a ``kernel`` (kh, kw) and
+    ``filters`` output channels: one input channel, at most ``MAX_FILTERS`` filters, stride 1,
+    no dilation, one group, at most ``MAX_TAPS`` taps, float32 or float64 host arrays of one
+    dtype."""
     return (
         x.shape[1] == 1
+        and filters <= MAX_FILTERS
         and op.groups == 1
         and tuple(op.stride) == (1, 1)
         and tuple(op.dilation) == (1, 1)
@@ -204,12 +217,16 @@ def conv(x, w, padding):
 
 
 def pays_grad_weight(x, kernel, g) -> bool:
-    """Whether the direct weight gradient measured faster than im2col's: where the patch
-    matrix (kh * kw values per output pixel) is larger than ``GRAD_WEIGHT_MIN_BYTES``. Smaller
-    ones stay in cache between their gather and their GEMM, which then wins (the digits
-    model's 64x1x8x8, 3x3, 32 filters: 34 us against the direct 65)."""
-    n, _, ho, wo = g.shape
-    return n * ho * wo * kernel[0] * kernel[1] * x.itemsize > GRAD_WEIGHT_MIN_BYTES
+    """Whether the direct weight gradient measured faster than im2col's: for at most
+    ``GRAD_WEIGHT_MAX_FILTERS`` filters where the patch matrix (kh * kw values per output
+    pixel) is larger than ``GRAD_WEIGHT_MIN_BYTES``. Smaller ones stay in cache between their
+    gather and their GEMM, which then wins (64x1x8x8, 3x3, 8 filters: 25 us against the direct
+    36), as it does from 8 filters on (64x1x28x28, 5x5: 257 against 277 us)."""
+    n, o, ho, wo = g.shape
+    return (
+        o <= GRAD_WEIGHT_MAX_FILTERS
+        and n * ho * wo * kernel[0] * kernel[1] * x.itemsize > GRAD_WEIGHT_MIN_BYTES
+    )
 
 
 def grad_weight(x, g, w_shape, padding):

@@ -43,9 +43,9 @@ per shape); without it, or for a case cuDNN has no plan for, the override declin
 im2col + GEMM code below runs on CuPy arrays (cuBLAS GEMMs, following the float32 matmul
 precision setting; scratch buffers are then fresh device arrays, ``backend.memory.scratch``).
 
-One input channel (a grey image's first layer) goes to a direct kernel on the CPU instead
-(``_direct_numba``: no patch matrix; LeNet-5's first layer 430-616 -> 236-272 us), whose weight
-gradient then gathers its patches itself. Two choices by shape: few input channels gather
+One input channel with few filters (a grey image's first layer) goes to a direct kernel on the
+CPU instead (``_direct_numba``: no patch matrix; LeNet-5's first layer 430-616 -> 236-272 us),
+as does its weight gradient where the patches would be large (else it gathers them itself). Two choices by shape: few input channels gather
 channel-first ("planar") patches, a (C * kh * kw, N * Ho * Wo) matrix whose rows are runs of
 whole output rows instead of runs of kw * C values (as one channel does without numba); its
 transpose times the weight matrix is one GEMM for the
@@ -672,7 +672,7 @@ def _conv2d_cpu(op, xp, x, w):
     channel by the direct kernel (``_direct_numba``), Winograd where it serves
     (``_conv2d_winograd``), else the op's body with the channels-last patches gathered in one
     numba pass; NotImplemented without the kernels."""
-    if _direct_numba.applies(op, x, w, w.shape[2:]):
+    if _direct_numba.applies(op, x, w, w.shape[2:], w.shape[0]):
         out = _direct_numba.conv(x, w, op.padding)
         if out is not NotImplemented:
             return out
@@ -730,7 +730,8 @@ def _conv2d_grad_weight_cpu(op, xp, x, g):
     im2col's 43-46 ms); else NotImplemented (im2col)."""
     o, c, kh, kw = op.w_shape
     n, _, ho, wo = g.shape
-    if _direct_numba.applies(op, x, g, (kh, kw)) and _direct_numba.pays_grad_weight(x, (kh, kw), g):
+    direct = _direct_numba.applies(op, x, g, (kh, kw), o)
+    if direct and _direct_numba.pays_grad_weight(x, (kh, kw), g):
         out = _direct_numba.grad_weight(x, g, op.w_shape, op.padding)
         if out is not NotImplemented:
             return out

@@ -137,15 +137,16 @@ def test_gradients_match_torch(case, direct):
         ((2, 1, 8, 8), (3, 1, 3, 3), (2, 1), (1, 1), 1, np.float32),  # a stride
         ((2, 1, 8, 8), (3, 1, 3, 3), (1, 1), (1, 2), 1, np.float32),  # dilation
         ((2, 1, 12, 12), (3, 1, 8, 7), (1, 1), (1, 1), 1, np.float32),  # 56 taps
+        ((2, 1, 8, 8), (9, 1, 3, 3), (1, 1), (1, 1), 1, np.float32),  # 9 filters
         ((2, 1, 8, 8), (3, 1, 3, 3), (1, 1), (1, 1), 1, np.float16),  # a dtype numba lacks
     ],
-    ids=["two_channels", "stride", "dilation", "taps", "float16"],
+    ids=["two_channels", "stride", "dilation", "taps", "filters", "float16"],
 )
 def test_declines_what_it_does_not_serve(xs, ws, stride, dilation, groups, dtype, direct):
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
     op = C.Conv2d(stride, (1, 1), dilation, groups)
-    assert not D.applies(op, x, w, ws[2:])
+    assert not D.applies(op, x, w, ws[2:], ws[0])
     got = apply(op, ember.tensor(x), ember.tensor(w)).numpy()
     assert direct == []
     ref = torch.nn.functional.conv2d(
@@ -166,12 +167,14 @@ def test_waits_for_the_kernel_with_the_body(monkeypatch):
 
 
 def test_weight_gradient_only_where_patches_are_large(monkeypatch):
-    """``pays_grad_weight``: the digits model's first layer keeps im2col, LeNet-5's goes direct."""
+    """``pays_grad_weight``: LeNet-5's first layer goes direct; small maps, or 8 filters, keep
+    im2col."""
     monkeypatch.setattr(D, "GRAD_WEIGHT_MIN_BYTES", 1 << 20)
-    x8, g8 = np.ones((64, 1, 8, 8), np.float32), np.ones((64, 32, 8, 8), np.float32)
+    x8, g8 = np.ones((64, 1, 8, 8), np.float32), np.ones((64, 6, 8, 8), np.float32)
     x28, g28 = np.ones((64, 1, 28, 28), np.float32), np.ones((64, 6, 28, 28), np.float32)
     assert not D.pays_grad_weight(x8, (3, 3), g8)
     assert D.pays_grad_weight(x28, (5, 5), g28)
+    assert not D.pays_grad_weight(x28, (5, 5), np.ones((64, 8, 28, 28), np.float32))
 
 
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
