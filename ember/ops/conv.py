@@ -45,16 +45,17 @@ precision setting; scratch buffers are then fresh device arrays, ``backend.memor
 
 One input channel with few filters (a grey image's first layer) goes to a direct kernel on the
 CPU instead (``_direct_numba``: no patch matrix; LeNet-5's first layer 430-616 -> 236-272 us),
-as does its weight gradient where the patches would be large (else it gathers them itself). Two choices by shape: few input channels gather
-channel-first ("planar") patches, a (C * kh * kw, N * Ho * Wo) matrix whose rows are runs of
-whole output rows instead of runs of kw * C values (as one channel does without numba); its
-transpose times the weight matrix is one GEMM for the
-whole batch with channels-last rows out, as for the other convolutions (a product per image,
-(O, K) @ (K, Ho * Wo), took 640 us on LeNet-5's first layer against 420-500 us); the
-input gradient gathers (a convolution with the flipped kernel) when O <= C and otherwise
-scatters (one GEMM per kernel offset, added into a window of the padded gradient; on the CPU
-with numba, one GEMM for all offsets and one pass adding the patch rows: LeNet-5's second layer
-3.2 -> 1.3 ms).
+as does its weight gradient where the patches would be large (else it gathers them itself).
+
+Two choices by shape: few input channels gather channel-first ("planar") patches, a
+(C * kh * kw, N * Ho * Wo) matrix whose rows are runs of whole output rows instead of runs of
+kw * C values (one channel too, without numba or with many filters); its transpose times the
+weight matrix is one GEMM for the whole batch with channels-last rows out, as for the other
+convolutions (a product per image, (O, K) @ (K, Ho * Wo), took 640 us on LeNet-5's first layer
+against 420-500 us); the input gradient gathers (a convolution with the flipped kernel) when
+O <= C and otherwise scatters (one GEMM per kernel offset, added into a window of the padded
+gradient; on the CPU with numba, one GEMM for all offsets and one pass adding the patch rows:
+LeNet-5's second layer 3.2 -> 1.3 ms).
 
 >>> import ember
 >>> from ember.ops.base import apply
@@ -669,7 +670,7 @@ def _conv2d_winograd(op, xp, x, w):
 @overrides.register(Conv2d, "cpu")
 def _conv2d_cpu(op, xp, x, w):
     """Conv2d (and the input gradient's gathering convolution, which inherits it): one input
-    channel by the direct kernel (``_direct_numba``), Winograd where it serves
+    channel with few filters by the direct kernel (``_direct_numba``), Winograd where it serves
     (``_conv2d_winograd``), else the op's body with the channels-last patches gathered in one
     numba pass; NotImplemented without the kernels."""
     if _direct_numba.applies(op, x, w, w.shape[2:], w.shape[0]):
@@ -724,10 +725,9 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
 def _conv2d_grad_weight_cpu(op, xp, x, g):
     """The weight gradient of a one-channel input by the direct kernel where its patches would
     be large (``_direct_numba.pays_grad_weight``); by Winograd (``_winograd.grad_weight3x3``)
-    where the forward pass
-    took it (the same ``pays``): from the transformed tiles it kept, or, where none are held,
-    transforming the input again block by block (64x64x32x32 -> 64, two threads: 23 ms against
-    im2col's 43-46 ms); else NotImplemented (im2col)."""
+    where the forward pass took it (the same ``pays``): from the transformed tiles it kept,
+    or, where none are held, transforming the input again block by block (64x64x32x32 -> 64,
+    two threads: 23 ms against im2col's 43-46 ms); else NotImplemented (im2col)."""
     o, c, kh, kw = op.w_shape
     n, _, ho, wo = g.shape
     direct = _direct_numba.applies(op, x, g, (kh, kw), o)
