@@ -26,13 +26,14 @@ from ember.ops.base import apply
 if not _jit.available():
     pytest.skip("numba is not installed (the direct kernel is numba's)", allow_module_level=True)
 
-# (N, H, W, O, kh, kw, padding, layout, dtype): four kernel sizes, each compiled once
+# (N, H, W, O, kh, kw, padding, layout, dtype): five kernel sizes, each compiled once
 CASES = [
     (8, 28, 28, 6, 5, 5, (2, 2), "nchw", np.float32),  # LeNet-5's first layer
     (4, 8, 8, 6, 5, 5, (1, 1), "strided", np.float64),  # a strided input
     (3, 7, 9, 4, 3, 2, (1, 0), "strided", np.float32),  # a rectangular kernel
     (1, 4, 6, 4, 3, 2, (3, 2), "nchw", np.float64),  # padding wider than the input's half
     (2, 5, 5, 1, 1, 1, (0, 0), "nchw", np.float32),  # 1x1, one filter
+    (3, 6, 7, 1, 3, 2, (0, 1), "nchw", np.float64),  # one filter: dx goes direct, padded 2 / 0
     (5, 9, 6, 2, 7, 7, (3, 3), "strided", np.float64),  # 7x7: MAX_TAPS
 ]
 IDS = [
