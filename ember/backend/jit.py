@@ -141,7 +141,7 @@ def module(name: str, source: str):
 
 
 FLOATS = ("float32", "float64")  # the dtypes the ops' numba kernels are compiled for
-_FLOAT_DTYPES = frozenset(np.dtype(n) for n in FLOATS)  # dtype objects: a set lookup, while
+FLOAT_NP_DTYPES = frozenset(np.dtype(n) for n in FLOATS)  # dtype objects: a set lookup, while
 # ``dtype.name`` costs about 5 us a call (NumPy builds the name from the type each time)
 
 
@@ -154,7 +154,7 @@ def float_module(name: str, source: str, *dtypes):
     True
     """
     d = dtypes[0]
-    if d not in _FLOAT_DTYPES or any(e != d for e in dtypes[1:]):
+    if d not in FLOAT_NP_DTYPES or any(e != d for e in dtypes[1:]):
         return None
     return module(name, source)
 

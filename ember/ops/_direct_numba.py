@@ -176,7 +176,7 @@ def applies(op, x, other, kernel, filters: int) -> bool:
         and type(x) is np.ndarray
         and type(other) is np.ndarray
         and x.dtype == other.dtype
-        and x.dtype.name in _jit.FLOATS
+        and x.dtype in _jit.FLOAT_NP_DTYPES
     )
 
 

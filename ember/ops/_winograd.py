@@ -419,7 +419,7 @@ def applies(kernel, stride, dilation, groups: int, a, w) -> bool:
         and tuple(dilation) == (1, 1)
         and groups == 1
         and a.dtype == w.dtype
-        and a.dtype.name in _jit.FLOATS
+        and a.dtype in _jit.FLOAT_NP_DTYPES
         and type(a) is np.ndarray
     )
 
