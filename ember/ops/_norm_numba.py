@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import blas as _blas
 from ..backend import jit as _jit
 
 SOURCE = """
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 
 
 def r3(t):
@@ -46,11 +47,26 @@ def w2(t):
 
 
 F = (types.float32, types.float64)
-OPTS = dict(cache=True, nogil=True, fastmath=True, error_model="numpy")
+# ``normalize`` and ``grad_input`` split their images in ``parts`` blocks over numba's threads
+# (``parts()``); ``parts`` 1 costs the thread pool's launch (~2.5 us) and no more. Only the
+# explicit ``prange`` loops run in parallel: numba's default also makes every array expression
+# and ``np.zeros`` a parallel loop of its own (a launch each: a split 64x64x4x4 moments kernel
+# took 173 us instead of 15). The two sums stay serial: split by images (partial sums added in
+# image order) they gained at 64x32x8x8 (35 -> 24-28 us) but lost up to 2x below it.
+PARALLEL = {
+    "prange": True,
+    **dict.fromkeys(
+        ("comprehension", "numpy", "reduction", "setitem", "stencil", "fusion", "inplace_binop"),
+        False,
+    ),
+}
+SERIAL = dict(cache=True, nogil=True, fastmath=True, error_model="numpy")
+OPTS = dict(SERIAL, parallel=PARALLEL)
+I = types.int64
 
 
 @njit(
-    [types.void(r3(t), types.boolean, w2(a)) for t in F for a in F], **OPTS
+    [types.void(r3(t), types.boolean, w2(a)) for t in F for a in F], **SERIAL
 )
 def moments(x, last, stats):
     # sums of one image in x's dtype (vectorized), images added up in float64
@@ -104,18 +120,16 @@ def moments(x, last, stats):
         stats[1, k] = q[k] / m
 
 
-@njit(
-    [types.void(r3(t), types.boolean, r1(a), r1(a), w3(t)) for t in F for a in F], **OPTS
-)
-def normalize(x, last, scale, shift, y):
-    n, d1, d2 = x.shape
+@njit(inline="always")
+def _normalize_images(x, last, scale, shift, y, i0, i1):
+    d1, d2 = x.shape[1], x.shape[2]
     if last:
-        for i in range(n):
+        for i in range(i0, i1):
             for j in range(d1):
                 for k in range(d2):
                     y[i, j, k] = x[i, j, k] * scale[k] + shift[k]
     else:
-        for i in range(n):
+        for i in range(i0, i1):
             for j in range(d1):
                 a, b = scale[j], shift[j]
                 for k in range(d2):
@@ -123,7 +137,17 @@ def normalize(x, last, scale, shift, y):
 
 
 @njit(
-    [types.void(r3(t), r3(t), types.boolean, r1(a), w2(a)) for t in F for a in F], **OPTS
+    [types.void(r3(t), types.boolean, r1(a), r1(a), w3(t), I) for t in F for a in F], **OPTS
+)
+def normalize(x, last, scale, shift, y, parts):
+    n = x.shape[0]
+    parts = min(parts, n)
+    for p in prange(parts):
+        _normalize_images(x, last, scale, shift, y, p * n // parts, (p + 1) * n // parts)
+
+
+@njit(
+    [types.void(r3(t), r3(t), types.boolean, r1(a), w2(a)) for t in F for a in F], **SERIAL
 )
 def sums(g, x, last, mean, out):
     n, d1, d2 = x.shape
@@ -168,27 +192,36 @@ def sums(g, x, last, mean, out):
         out[1, k] = b[k]
 
 
+@njit(inline="always")
+def _grad_input_images(g, x, last, mean, k1, k2, k3, dx, i0, i1):
+    d1, d2 = x.shape[1], x.shape[2]
+    if last:
+        for i in range(i0, i1):
+            for j in range(d1):
+                for k in range(d2):
+                    dx[i, j, k] = k1[k] * g[i, j, k] + k2[k] * (x[i, j, k] - mean[k]) + k3[k]
+    else:
+        for i in range(i0, i1):
+            for j in range(d1):
+                a, b, m, e = k1[j], k2[j], mean[j], k3[j]
+                for k in range(d2):
+                    dx[i, j, k] = a * g[i, j, k] + b * (x[i, j, k] - m) + e
+
+
 @njit(
     [
-        types.void(r3(t), r3(t), types.boolean, r1(a), r1(a), r1(a), r1(a), w3(t))
+        types.void(r3(t), r3(t), types.boolean, r1(a), r1(a), r1(a), r1(a), w3(t), I)
         for t in F
         for a in F
     ],
     **OPTS,
 )
-def grad_input(g, x, last, mean, k1, k2, k3, dx):
-    n, d1, d2 = x.shape
-    if last:
-        for i in range(n):
-            for j in range(d1):
-                for k in range(d2):
-                    dx[i, j, k] = k1[k] * g[i, j, k] + k2[k] * (x[i, j, k] - mean[k]) + k3[k]
-    else:
-        for i in range(n):
-            for j in range(d1):
-                a, b, m, e = k1[j], k2[j], mean[j], k3[j]
-                for k in range(d2):
-                    dx[i, j, k] = a * g[i, j, k] + b * (x[i, j, k] - m) + e
+def grad_input(g, x, last, mean, k1, k2, k3, dx, parts):
+    n = x.shape[0]
+    parts = min(parts, n)
+    for p in prange(parts):
+        i0, i1 = p * n // parts, (p + 1) * n // parts
+        _grad_input_images(g, x, last, mean, k1, k2, k3, dx, i0, i1)
 
 
 kernel = moments
@@ -322,6 +355,21 @@ def kernels(dtype):
     """The compiled module (``moments``, ``normalize``, ``sums``, ``grad_input``) when numba
     serves ``dtype`` and the module is ready; else None (the caller runs NumPy)."""
     return _jit.float_module("batchnorm", SOURCE, dtype)
+
+
+PARALLEL_MIN = 1 << 14  # values from which ``normalize`` and ``grad_input`` split their images
+# over numba's threads (``parts``; 2 threads, float32: 64x64x4x4 normalize 19 -> 16-18 us, input
+# gradient 30-33 -> 24-26; 64x32x8x8 27 -> 21, 48 -> 31; 64x6x28x28 168 -> 64, 385 -> 118)
+
+
+def parts(x) -> int:
+    """How many blocks ``normalize`` and ``grad_input`` split ``x``'s images into: one per
+    thread of ``backend.blas.kernel_threads()`` from ``PARALLEL_MIN`` values, else 1.
+
+    >>> parts(np.ones(4))
+    1
+    """
+    return _blas.kernel_threads() if x.size >= PARALLEL_MIN else 1
 
 
 def _last_axes(nd: int) -> tuple:

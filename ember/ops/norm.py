@@ -665,7 +665,7 @@ def _affine_cpu(op, xp, y, *wb):
     last = ell == 1
     view = y3.reshape(a, 1, c) if last else y3
     out = np.empty(view.shape, y.dtype)
-    mod.normalize(view, last, w, b, out)
+    mod.normalize(view, last, w, b, out, _norm_numba.parts(view))
     return out.reshape(y.shape)
 
 
@@ -721,7 +721,8 @@ def _batch_normalize_cpu(op, xp, x, stats, *wb):
     acc = _acc(np, x.dtype)
     scale, shift = op.coefficients(np, stats.astype(acc, copy=False), *wb)
     y, y3 = _norm_numba.like(x, last)
-    mod.normalize(x3, last, np.ascontiguousarray(scale, acc), np.ascontiguousarray(shift, acc), y3)
+    scale, shift = np.ascontiguousarray(scale, acc), np.ascontiguousarray(shift, acc)
+    mod.normalize(x3, last, scale, shift, y3, _norm_numba.parts(x3))
     return y
 
 
@@ -758,7 +759,8 @@ def _batch_norm_grad_input_cpu(op, xp, g, x, stats, sums, *w):
         np.ascontiguousarray(k, acc) for k in op.coefficients(np, x.shape, stats, sums, *w)
     )
     dx, dx3 = _norm_numba.like(x, last)
-    mod.grad_input(g3, x3, last, np.ascontiguousarray(stats[0]), k1, k2, k3, dx3)
+    mean = np.ascontiguousarray(stats[0])
+    mod.grad_input(g3, x3, last, mean, k1, k2, k3, dx3, _norm_numba.parts(x3))
     return dx
 
 

@@ -79,6 +79,25 @@ def test_numba_matches_the_numpy_body(shape, dtype, x_layout, g_layout, affine, 
 
 
 @needs_numba
+@pytest.mark.parametrize("shape", [(7, 5, 6, 6), (6, 40, 3, 3), (5, 3, 9)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_split_over_threads_is_bit_identical(shape, layout, monkeypatch):
+    """``parts``: normalize and the input gradient split in blocks of images (three here, over
+    numba's threads) give the serial kernels' bits."""
+    monkeypatch.setattr(_jit, "_mode", "sync")
+    monkeypatch.setattr(_norm_numba._blas, "kernel_threads", lambda: 3)
+    results = {}
+    for split in (False, True):
+        monkeypatch.setattr(_norm_numba, "PARALLEL_MIN", 0 if split else 1 << 40)
+        ops = _cases(shape, np.float32, layout, layout, True)[1:]
+        results[split] = [overrides.table("cpu")[type(op)](op, np, *args) for op, args in ops]
+        assert _norm_numba.parts(ops[0][1][0]) == (3 if split else 1)
+    for a, b in zip(results[False], results[True]):
+        assert a is not NotImplemented
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_numba
 def test_half_types_and_other_layouts_decline(monkeypatch):
     monkeypatch.setattr(_jit, "_mode", "sync")
     x = np.ones((2, 3, 4), np.float16)
