@@ -12,7 +12,9 @@ is computed where it is stored, channels-last: the row's Wo * O values ``t = q *
 with ``xe`` the image's zero-padded rows, each value repeated O times (a thread's scratch, a
 few KiB), and ``wt[k, q * O + o] = w[o, 0, k]`` the weights repeated along the row. Every term
 reads two contiguous rows, so LLVM vectorizes the loop over ``t`` with the kh * kw sum in
-registers; the source is generated with the taps unrolled (``source``).
+registers; the source is generated with the taps unrolled (``source``). A kernel size's module
+compiles in the background the first time (LeNet-5's, both kernels and dtypes: 10.7 s; im2col
+serves until then) and loads from numba's disk cache after.
 
 Where it pays: the loop reads 2 * kh * kw values per output value, while im2col's GEMM gets
 faster as the filters grow, and ``wt`` (kh * kw * Wo * O values) stays in L1 only for few
