@@ -148,7 +148,8 @@ def _output_tile(g, d, b, i, j, m):
 
 # The drivers of a convolution, for both tile sizes (``{P}`` transform positions, ``{R}`` input
 # rows per tile, tiles ``{M}`` apart, ``{ACC}`` and ``{D}`` rows of scratch): this module's
-# F(2x2, 3x3) and ``_winograd43``'s F(4x4, 3x3) fill it with their sizes and transforms.
+# F(2x2, 3x3) and ``_winograd43``'s F(4x4, 3x3) fill it with their sizes and transforms (the
+# per-tile ones each defines: ``_grad_tile``, and the input and output transforms' loops).
 DRIVERS = """
 # -- whole convolutions, a block of images at a time on each of numba's threads ------------------
 # cblas_?gemm as ``_blas`` finds it in NumPy's OpenBLAS (none without one: then no kernels).
@@ -168,6 +169,18 @@ def _block_scratch(kept, tiles, c, o, w, tw, dtype):
     own = np.empty(({P}, 0 if kept.shape[1] else tiles, c), dtype)
     out = np.empty(({P}, tiles, o), dtype)
     return own, out, np.empty(({R}, w * c), dtype), np.zeros(({R}, {M} * tw + 2, c), dtype)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_images(g, z, first, b0, b1, th, tw, d, t):
+    # g: (N, Ho, Wo, O) channels-last output gradient; z: ({P}, tiles, O) = A g A^T per {M}x{M}
+    # tile (``_grad_tile``; zeros past the map's edges), tile 0 the first of image ``first``,
+    # for images b0 .. b1; ``d`` ({D}, O, zeros) and ``t`` ({ACC}, O) scratch
+    for b in range(b0, b1):
+        for i in range(th):
+            for j in range(tw):
+                _output_tile(g, d, b, i, j, {M})
+                _grad_tile(d, t, z, ((b - first) * th + i) * tw + j)
 
 
 def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
@@ -351,21 +364,14 @@ def _a(a0, a1, o0, o1, o2, o3):
         o2[oc] = a0[oc] - a1[oc]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _grad_images(g, z, first, b0, b1, th, tw, d, t):
-    # g: (N, Ho, Wo, O) channels-last output gradient; z: (16, tiles, O) = A g A^T per 2x2 tile
-    # (zeros past an odd Ho or Wo), tile 0 the first of image ``first``, for images b0 .. b1;
-    # ``d`` (4, O, zeros) and ``t`` (8, O) scratch
-    for b in range(b0, b1):
-        for i in range(th):
-            for j in range(tw):
-                p = ((b - first) * th + i) * tw + j
-                _output_tile(g, d, b, i, j, 2)
-                for s in range(2):  # A times the tile's rows
-                    _a(d[s], d[2 + s], t[s], t[2 + s], t[4 + s], t[6 + s])
-                for r in range(4):  # then times A^T: columns
-                    z0, z1 = z[4 * r, p], z[4 * r + 1, p]
-                    _a(t[2 * r], t[2 * r + 1], z0, z1, z[4 * r + 2, p], z[4 * r + 3, p])
+@njit(inline="always")
+def _grad_tile(d, t, z, p):
+    # A d A^T of one 2x2 gradient tile d (4, O) into position p of z (16, tiles, O); t (8, O)
+    for s in range(2):  # A times the tile's rows
+        _a(d[s], d[2 + s], t[s], t[2 + s], t[4 + s], t[6 + s])
+    for r in range(4):  # then times A^T: columns
+        z0, z1 = z[4 * r, p], z[4 * r + 1, p]
+        _a(t[2 * r], t[2 * r + 1], z0, z1, z[4 * r + 2, p], z[4 * r + 3, p])
 
 
 @njit(

@@ -15,7 +15,7 @@ rounding: the transforms scale by up to 8 and 1/24, so a float32 result carries 
 F(2x2, 3x3)'s error (``_winograd.tile_size`` says where each serves). The kernels are written
 as ``_winograd``'s: loops along channels that read a few rows and write one or two, so that
 LLVM vectorizes them; the drivers (a block of images per numba thread, OpenBLAS's ``gemm`` on
-that thread) are ``_winograd.DRIVERS`` with 36 positions.
+that thread) and the gradient's tile loop are ``_winograd.DRIVERS`` with 36 positions.
 """
 
 from __future__ import annotations
@@ -194,23 +194,16 @@ def _a(a0, a1, a2, a3, o0, o1, o2, o3, o4, o5):
         o4[oc] = a0[oc] - two * a1[oc] + four * a2[oc] - eight * a3[oc]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _grad_images(g, z, first, b0, b1, th, tw, d, t):
-    # g: (N, Ho, Wo, O) channels-last output gradient; z: (36, tiles, O) = A g A^T per 4x4
-    # tile (zeros past the edges), tile 0 the first of image ``first``, for images b0 .. b1;
-    # ``d`` (16, O) and ``t`` (24, O) scratch
-    for b in range(b0, b1):
-        for i in range(th):
-            for j in range(tw):
-                p = ((b - first) * th + i) * tw + j
-                _output_tile(g, d, b, i, j, 4)
-                for s in range(4):  # A times the tile's rows
-                    _a(d[s], d[4 + s], d[8 + s], d[12 + s],
-                       t[s], t[4 + s], t[8 + s], t[12 + s], t[16 + s], t[20 + s])
-                for r in range(6):  # then times A^T: columns
-                    _a(t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3], z[6 * r, p],
-                       z[6 * r + 1, p], z[6 * r + 2, p], z[6 * r + 3, p], z[6 * r + 4, p],
-                       z[6 * r + 5, p])
+@njit(inline="always")
+def _grad_tile(d, t, z, p):
+    # A d A^T of one 4x4 gradient tile d (16, O) into position p of z (36, tiles, O); t (24, O)
+    for s in range(4):  # A times the tile's rows
+        _a(d[s], d[4 + s], d[8 + s], d[12 + s],
+           t[s], t[4 + s], t[8 + s], t[12 + s], t[16 + s], t[20 + s])
+    for r in range(6):  # then times A^T: columns
+        _a(t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3], z[6 * r, p],
+           z[6 * r + 1, p], z[6 * r + 2, p], z[6 * r + 3, p], z[6 * r + 4, p],
+           z[6 * r + 5, p])
 
 
 @njit(inline="always")
