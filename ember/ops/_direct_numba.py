@@ -54,6 +54,7 @@ import numpy as np
 
 from ..backend import blas as _blas
 from ..backend import jit as _jit
+from . import _conv_numba
 
 MAX_TAPS = 49  # kh * kw: up to 7x7 (sums of more terms were not measured)
 MAX_FILTERS = 8  # output channels (``applies``; the module's notes)
@@ -250,7 +251,7 @@ def grad_weight(x, g, w_shape, padding):
         return NotImplemented
     threads = min(x.shape[0], _blas.kernel_threads())
     acc = np.zeros((threads, o, kh * kw), x.dtype)
-    rows = np.ascontiguousarray(g.transpose(0, 2, 3, 1))  # channels-last: a view, usually
+    rows = _conv_numba.to_channels_last(g)  # a view of a convolution's channels-last output
     if not mod.grad_weight(_images(x), rows, acc, *padding, threads):
         return NotImplemented
     return acc.sum(0).reshape(w_shape)
