@@ -207,38 +207,40 @@ def _grad_tile(d, t, z, p):
 
 
 @njit(inline="always")
-def _gt(q0, q1, q2, q3, q4, q5, c4, c6, c12, c24):
-    # G^T times six values
-    return (
-        c4 * q0 - c6 * (q1 + q2) + c24 * (q3 + q4),
-        c6 * (q2 - q1) + c12 * (q3 - q4),
-        c6 * (q3 + q4 - q1 - q2) + q5,
-    )
+def _gt(q0, q1, q2, q3, q4, q5, o0, o1, o2, c4, c6, c12, c24):
+    # G^T times six rows (whole rows at a time: one output a loop, so that LLVM vectorizes)
+    for i in range(o0.size):
+        o0[i] = c4 * q0[i] - c6 * (q1[i] + q2[i]) + c24 * (q3[i] + q4[i])
+    for i in range(o0.size):
+        o1[i] = c6 * (q2[i] - q1[i]) + c12 * (q3[i] - q4[i])
+    for i in range(o0.size):
+        o2[i] = c6 * (q3[i] + q4[i] - q1[i] - q2[i]) + q5[i]
 
 
 @njit(
-    [types.void(rc(t, 3), wc(t, 4)) for t in F],
+    [types.void(wc(t, 4), wc(t, 4)) for t in F],
     cache=True, nogil=True, error_model="numpy",
 )
-def weight_back_tf(du, dw):
-    # du: (36, C, O) gradient of the transformed weights; dw: (O, C, 3, 3) = G^T du G
-    c, o = du.shape[1], du.shape[2]
+def weight_back_tf(partial, dw):
+    # partial: (parts, 36, O, C), the transformed weights' gradient in parts (added up in place
+    # into partial[0]); dw: (O, C, 3, 3) = G^T du G along rows of O * C values (as
+    # ``_winograd``'s)
+    _part_sum(partial)
+    n = partial.shape[2] * partial.shape[3]
     c4 = dw.dtype.type(1 / 4)
     c6 = dw.dtype.type(1 / 6)
     c12 = dw.dtype.type(1 / 12)
     c24 = dw.dtype.type(1 / 24)
-    t = np.empty((3, 6), dw.dtype)  # G^T du
-    for oc in range(o):
-        for ch in range(c):
-            for s in range(6):  # G^T du: rows
-                a, b, e = _gt(du[s, ch, oc], du[6 + s, ch, oc], du[12 + s, ch, oc],
-                              du[18 + s, ch, oc], du[24 + s, ch, oc], du[30 + s, ch, oc],
-                              c4, c6, c12, c24)
-                t[0, s], t[1, s], t[2, s] = a, b, e
-            for r in range(3):  # then times G: columns
-                a, b, e = _gt(t[r, 0], t[r, 1], t[r, 2], t[r, 3], t[r, 4], t[r, 5],
-                              c4, c6, c12, c24)
-                dw[oc, ch, r, 0], dw[oc, ch, r, 1], dw[oc, ch, r, 2] = a, b, e
+    q = partial[0].reshape((36, n))
+    t = np.empty((18, n), dw.dtype)  # G^T du, [6 * row + column]
+    r = np.empty((9, n + 16), dw.dtype)  # G^T du G, [3 * row + column], padded
+    for s in range(6):  # G^T du: rows
+        _gt(q[s], q[6 + s], q[12 + s], q[18 + s], q[24 + s], q[30 + s],
+            t[s], t[6 + s], t[12 + s], c4, c6, c12, c24)
+    for i in range(3):  # then times G: columns
+        _gt(t[6 * i], t[6 * i + 1], t[6 * i + 2], t[6 * i + 3], t[6 * i + 4], t[6 * i + 5],
+            r[3 * i, :n], r[3 * i + 1, :n], r[3 * i + 2, :n], c4, c6, c12, c24)
+    _kernel_last(r, dw)
 
 
 """
