@@ -174,7 +174,9 @@ HALF_ACCUMULATING = {
     "cumsum": lambda m, x: x.cumsum(1),
     "softmax": lambda m, x: m.softmax(x, 1),
     "log_softmax": lambda m, x: m.log_softmax(x, 1),
-    "cross_entropy": lambda m, x: m.nn.functional.cross_entropy(x, m.zeros(4, dtype=m.int64)),
+    "cross_entropy": lambda m, x: m.nn.functional.cross_entropy(
+        x, m.zeros(4, dtype=m.int64, device=x.device)
+    ),
     "layer_norm": lambda m, x: m.nn.functional.layer_norm(x * 3 + 5, (1000,)),
 }
 

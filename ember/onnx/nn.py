@@ -5,7 +5,8 @@ convolution with one-hot kernels) and ``fold`` (``Col2Im``, opset 18), softmax, 
 layer normalization (``LayerNormalize`` -> ``LayerNormalization``, opset 17, or its formula;
 its affine part ``Affine`` -> ``Mul`` / ``Add``),
 batch normalization (``BatchNormalize`` -> ``BatchNormalization`` with the statistics as inputs;
-``BatchMoments``, training's batch statistics, -> ``ReduceMean`` s) and binary cross-entropy.
+``BatchMoments``, training's batch statistics, -> ``ReduceMean`` s), binary cross-entropy and the
+negative log-likelihood (``NllLoss`` -> ``NegativeLogLikelihoodLoss``).
 Composites (linear, avg pooling...) arrive as the primitives they are
 made of."""
 
@@ -213,3 +214,10 @@ def _bce(ctx, node, x, t):
     lo = ctx.add("Max", [ctx.add("Log", [x]), floor])
     l1 = ctx.add("Max", [ctx.add("Log", [ctx.add("Sub", [one, x])]), floor])
     return ctx.add("Sub", [ctx.add("Mul", [ctx.add("Sub", [t, one]), l1]), ctx.add("Mul", [t, lo])])
+
+
+@converts(Lo.NllLoss)
+def _nll_loss(ctx, node, logp, target):
+    op = node.op
+    extra = {} if op.ignore is None else {"ignore_index": int(op.ignore)}
+    return ctx.add("NegativeLogLikelihoodLoss", [logp, target], reduction=op.reduction, **extra)

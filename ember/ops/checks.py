@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import dtypes as _dt
 from .._errors import EmberIndexError
-from ..backend import CPU, checks, to_device
+from ..backend import CPU, checks, overrides, to_device
 from .base import Op, Spec
 
 
@@ -52,6 +54,15 @@ class CheckRange(Op):
 
     def infer(self, t):
         return Spec((), _dt.bool_)
+
+
+@overrides.register(CheckRange, "cpu")
+def _check_range_cpu(op, xp, t):
+    """Two reductions where every element is in range (the usual case: about 2 us against the
+    body's 8 masks and calls); NotImplemented otherwise, and the body finds the first bad one."""
+    if t.size and type(t) is np.ndarray and t.min() >= op.low and t.max() < op.high:
+        return np.asarray(False)
+    return NotImplemented
 
 
 __all__ = ["CheckRange"]

@@ -26,8 +26,10 @@ from ember.ops import norm as Nm
 from ember.ops import pool as Pl
 from ember.ops.base import apply
 from ember.ops.broadcast import SumTo
+from ember.ops.checks import CheckRange
 from ember.ops.elementwise import Exp
 from ember.ops.linalg import MatMul
+from ember.ops.loss import NllLoss, NllLossGrad
 from ember.ops.norm import LayerNormalize
 from ember.ops.reduce import Sum
 from ember.ops.softmax import LogSoftmax, Softmax
@@ -383,6 +385,29 @@ CPU_OP_CASES = {
         (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),
         (C.Conv2dGradInput(_X4.shape, *_P4), (_G4, _W4), 1e-4),
         (C.Conv2dGradInput(_X5.shape, *_P5), (_G5, _W5), 1e-12),
+    ],
+}
+
+_T = np.array([[2, 0, 1], [1, -100, 2]])  # targets of (2, 3, 3, 2) log-probabilities
+_NLL = np.log(_rand(2, 3, 3, 2) + 0.1)
+CPU_OP_CASES |= {
+    "ember.ops.loss.NllLoss": [  # numba, any spatial size; 'mean' over the targets not ignored
+        *((NllLoss(r, -100), (_NLL[:, :, :, 0], _T), 1e-6) for r in ("none", "sum", "mean")),
+        (NllLoss("mean", None), (_NLL[:, :, 0, 0].copy(), np.array([2, 0])), 1e-6),
+        (NllLoss("sum", 1), (_NLL.astype(F64), np.stack([_T, _T], -1)), 1e-12),
+    ],
+    "ember.ops.loss.NllLossGrad": [
+        (NllLossGrad("mean", -100), (np.asarray(0.5, np.float32), _NLL[:, :, :, 0], _T), 1e-6),
+        (NllLossGrad("none", -100), (_rand(2, 3), _NLL[:, :, :, 0], _T), 1e-6),
+        (
+            NllLossGrad("sum", None),
+            (np.asarray(2.0), _NLL.astype(F64), np.abs(_T % 3)[..., None].repeat(2, -1)),
+            0.0,
+        ),
+    ],
+    "ember.ops.checks.CheckRange": [  # where every target is in range (else the body runs)
+        (CheckRange("{value}", 0, 3), (np.array([0, 2, 1]),), 0.0),
+        (CheckRange("{value}", -1, 5, -100), (np.arange(-1, 5),), 0.0),
     ],
 }
 

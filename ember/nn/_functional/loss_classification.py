@@ -26,7 +26,7 @@ from ...functions.elementwise import where
 from ...functions.math import exp, log1p
 from ...ops.base import apply
 from ...ops.checks import CheckRange
-from ...ops.loss import BinaryCrossEntropy
+from ...ops.loss import BinaryCrossEntropy, NllLoss
 from ...ops.softmax import LogSoftmax
 from .loss_reduction import _reduce, _reduction, _weighted_reduce
 
@@ -125,6 +125,12 @@ def _nll(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
     return loss * w, w, None
 
 
+def _nll_op(logp: Tensor, target: Tensor, ignore_index: int, reduction: str, op: str) -> Tensor:
+    """The unweighted negative log-likelihood, reduced, as one op (``NllLoss``)."""
+    ignored = _scan_targets(target, logp.shape[1], ignore_index, op)
+    return apply(NllLoss(reduction, ignore_index if ignored else None), logp, target)
+
+
 def _classes(input: Tensor, target: Tensor, weight: Tensor | None, op: str):
     """Input batched (an unbatched (C,) input becomes (1, C)), target checked, weight checked."""
     _check_float_input(input, op)
@@ -169,8 +175,11 @@ def nll_loss(
     """
     reduction = _reduction(size_average, reduce, reduction, "nll_loss")
     input, target, unbatched = _classes(input, target, weight, "nll_loss")
-    loss, w, _ = _nll(input, target, weight, ignore_index, "nll_loss")
-    out = _weighted_reduce(loss, w, reduction)
+    if weight is None:
+        out = _nll_op(input, target, ignore_index, reduction, "nll_loss")
+    else:
+        loss, w, _ = _nll(input, target, weight, ignore_index, "nll_loss")
+        out = _weighted_reduce(loss, w, reduction)
     return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input)
 
 
@@ -221,6 +230,9 @@ def cross_entropy(
         )
     input, target, unbatched = _classes(input, target, weight, "cross_entropy")
     logp = apply(LogSoftmax(1), input)
+    if weight is None and label_smoothing == 0:
+        out = _nll_op(logp, target, ignore_index, reduction, "cross_entropy")
+        return _nll_named(out.squeeze(0) if unbatched and reduction == "none" else out, input, logp)
     loss, w, valid = _nll(logp, target, weight, ignore_index, "cross_entropy")
     out = _weighted_reduce(loss, w, reduction)
     if label_smoothing > 0:
