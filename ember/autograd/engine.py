@@ -416,12 +416,16 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
         # and this frame's argument (+1 for getrefcount), its array by g and ``arr`` (+1), and
         # the array owns its memory. Any other holder (a user's tensor, a view, another leaf's
         # grad, a node's saved output) raises a count, and then we copy.
-        base = arr.base  # a contiguous reshape of a temporary only it holds is as good as owned
+        base = arr.base  # a contiguous view of a temporary only it holds is as good as owned
+        held = 3  # references to ``base``: arr's, this local's, getrefcount's argument
+        source = g._base  # a view's tensor (F.linear's weight gradient: a transposed product)
+        if source is not None and source._data is base and _getrefcount(source) <= 3:
+            held = 4  # ... and that tensor's, when only g holds it
         if (
             steal
             and _getrefcount(g) <= 3
             and _getrefcount(arr) <= 3
-            and (base is None or (arr.flags.c_contiguous and _getrefcount(base) <= 3))
+            and (base is None or (arr.flags.c_contiguous and _getrefcount(base) <= held))
             and not g._requires_grad
         ):
             t._grad = Tensor._make(arr)

@@ -62,10 +62,14 @@ class MatMul(Op):
         sa, sb = tuple(a.shape), tuple(b.shape)
         need_a, need_b = a._requires_grad, b._requires_grad
         if len(sa) == 2 and len(sb) == 2:  # the common case, kept cheap
-            return (
-                matmul(g, transpose_last(b)) if need_a else None,
-                matmul(transpose_last(a), g) if need_b else None,
-            )
+            gb = None
+            if need_b:  # in b's layout: a weight's .t() (F.linear) gets a gradient whose
+                # transpose is contiguous, which its leaf then takes over without a copy
+                if _column_major(b):
+                    gb = transpose_last(matmul(transpose_last(g), a))
+                else:
+                    gb = matmul(transpose_last(a), g)
+            return (matmul(g, transpose_last(b)) if need_a else None), gb
         # Lift 1-D operands to matrices (a row for ``a``, a column for ``b``) and the gradient
         # to the lifted product's shape; then it is the batched matrix case, whose broadcast
         # batch dims ``sum_to`` folds back; finally drop the lifted dims again.
@@ -113,6 +117,12 @@ def _matmul_cpu(op, xp, a, b):
     ):
         return NotImplemented
     return _blas.matmul(a, b)
+
+
+def _column_major(t) -> bool:
+    """Whether ``t``'s array is a transposed contiguous matrix (not also a row-major one)."""
+    flags = getattr(t._data, "flags", None)
+    return flags is not None and flags.f_contiguous and not flags.c_contiguous
 
 
 def _numel(shape: tuple) -> int:

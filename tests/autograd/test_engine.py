@@ -215,6 +215,39 @@ def test_first_grad_takes_over_a_private_buffer():
     assert x.grad._data is seen["array"]()  # no copy when nothing else can see it
 
 
+def test_linear_weight_grad_takes_over_its_product_in_the_weights_layout():
+    """F.linear's weight gradient is a transposed view of a product computed in the weight's
+    layout: the leaf takes it over (no copy), C-contiguous as the weight, with PyTorch's values."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    ew, tw = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ember.nn.functional.linear(ember.tensor(x), ew).square().sum().backward()
+    torch.nn.functional.linear(torch.tensor(x), tw).square().sum().backward()
+    g = ew.grad.numpy()
+    assert g.flags.c_contiguous and not g.flags.owndata  # the product's memory, not a copy
+    np.testing.assert_allclose(g, tw.grad.numpy(), rtol=1e-12)
+
+
+def test_a_view_gradient_another_tensor_can_see_is_copied():
+    kept = {}
+
+    class Transposed(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            kept["source"] = g.t().contiguous() * 1  # a tensor the caller keeps
+            return kept["source"].t()  # a view of it
+
+    x = ember.ones(2, 3, requires_grad=True)
+    Transposed.apply(x).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), kept["source"].numpy())
+    x.grad.zero_()
+    assert kept["source"].tolist() == [[1.0, 1.0]] * 3
+
+
 def test_later_grads_accumulate_in_place():
     x = ember.ones(3, requires_grad=True)
     (x * 2).sum().backward()
