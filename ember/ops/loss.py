@@ -93,9 +93,10 @@ def _targets(xp, target, c: int, ignore):
     return xp.clip(safe, 0, c - 1)[:, None], valid
 
 
-def _count(xp, target, valid, dtype):
-    """The number of targets not ignored, in ``dtype`` (what 'mean' divides by)."""
-    return xp.asarray(target.size if valid is None else valid.sum(), dtype=dtype)
+def _count(target, valid, dtype):
+    """The number of targets not ignored, in ``dtype`` (what 'mean' divides by): a host number
+    when none is ignored, else a sum where the targets live (no transfer either way)."""
+    return dtype.type(target.size) if valid is None else valid.sum().astype(dtype)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ class NllLoss(Op):
         if self.reduction == "sum":
             return total
         with errstate(xp, invalid="ignore"):
-            return total / _count(xp, target, valid, loss.dtype)
+            return total / _count(target, valid, loss.dtype)
 
     def infer(self, logp, target):
         if self.reduction not in _REDUCTIONS:
@@ -155,7 +156,7 @@ class NllLossGrad(Op):
         coef = -g.astype(logp.dtype, copy=False)
         if self.reduction == "mean":
             with errstate(xp, divide="ignore", invalid="ignore"):
-                coef = coef / _count(xp, target, valid, logp.dtype)
+                coef = coef / _count(target, valid, logp.dtype)
         coef = xp.broadcast_to(coef, target.shape)
         if valid is not None:
             coef = xp.where(valid, coef, coef.dtype.type(0))
