@@ -126,6 +126,7 @@ OP_CASES = {
     ],
     "ember.ops.elementwise.activations.Relu": [  # bit-exact: -0.0 gives +0.0, NaN stays
         (ew.Relu(), (_relu_grad_inputs(np.float32, (3, 4, 5, 6))[1],), 0.0),
+        (ew.Relu(), (_relu_grad_inputs(np.float32, (4, 8, 64, 64))[1],), 0.0),
         (ew.Relu(), (_last(_relu_grad_inputs(F64, (2, 3, 4, 5))[1]),), 0.0),
         (ew.Relu(), (_relu_grad_inputs(BF16, (7, 9))[1][:, ::2],), 0.0),
     ],
@@ -342,12 +343,14 @@ CPU_OP_CASES = {
         (C._GradInputConv(*_P1), (_last(_G1), _W1[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)), 1e-4),
     ],
     "ember.ops.elementwise.activations.Relu": [  # -0.0 gives +0.0; NaN stays (numba from
-        (ew.Relu(), (_relu_grad_inputs(np.float32, (3, 4, 32, 32))[1],), 0.0),  # 8192 values)
+        (ew.Relu(), (_relu_grad_inputs(np.float32, (3, 4, 32, 32))[1],), 0.0),  # 8192 values,
+        (ew.Relu(), (_relu_grad_inputs(np.float32, (4, 8, 64, 64))[1],), 0.0),  # threads 65536)
         (ew.Relu(), (_last(_relu_grad_inputs(F64, (2, 3, 40, 40))[1]),), 0.0),
         (ew.Relu(), (_relu_grad_inputs(np.float32, (20000,))[1][::2],), 0.0),
     ],
     "ember.ops.elementwise.activations.ReluGrad": [  # masked: +0.0; a NaN output passes g
         (ew.ReluGrad(), _relu_grad_inputs(np.float32, (3, 4, 5, 6)), 0.0),
+        (ew.ReluGrad(), _relu_grad_inputs(np.float32, (4, 8, 64, 64)), 0.0),  # on the threads
         (ew.ReluGrad(), tuple(_last(a) for a in _relu_grad_inputs(F64, (2, 3, 4, 5))), 0.0),
         (ew.ReluGrad(), _relu_grad_inputs(np.float32, (7,)), 0.0),
     ],
