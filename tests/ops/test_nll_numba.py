@@ -2,8 +2,8 @@
 CPU kernels (numba, ``ember.ops._nll_numba``) and the CPU override of ``CheckRange``: values,
 gradients and second derivatives against PyTorch, kernels against the NumPy bodies.
 
-Each test that takes ``mode`` runs twice: ``numpy`` (kernels off: the ops' NumPy bodies) and
-``numba`` (kernels compiled in the caller; skipped without numba).
+Each test that takes ``mode`` (``tests/ops/conftest.py``) runs with the NumPy bodies and with
+the numba kernels.
 """
 
 from __future__ import annotations
@@ -23,14 +23,6 @@ from ember.ops.loss import NllLoss, NllLossGrad
 
 F = ember.nn.functional
 TOL = {np.float64: dict(rtol=1e-12, atol=1e-14), np.float32: dict(rtol=2e-6, atol=2e-7)}
-
-
-@pytest.fixture(params=["numpy", "numba"])
-def mode(request, monkeypatch):
-    if request.param == "numba" and not _jit.available():
-        pytest.skip("numba is not installed")
-    monkeypatch.setattr(_jit, "_mode", "off" if request.param == "numpy" else "sync")
-    return request.param
 
 
 def _inputs(shape, ignore, dtype, seed=0):

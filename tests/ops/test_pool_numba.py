@@ -1,8 +1,8 @@
 """The CPU override of max pooling (numba, ``ember.ops._pool_numba``) against the NumPy body,
 and the per-pool cache of what the forward pass leaves for the gradient.
 
-Each test runs twice: ``numpy`` (kernels off: the ops' NumPy bodies) and ``numba`` (kernels
-compiled in the caller; skipped without numba).
+Each test that takes ``mode`` (``tests/ops/conftest.py``) runs with the NumPy bodies and with
+the numba kernels.
 """
 
 from __future__ import annotations
@@ -19,14 +19,6 @@ from ember.ops import _pool_numba
 from ember.ops import pool as P
 
 F = ember.nn.functional
-
-
-@pytest.fixture(params=["numpy", "numba"])
-def mode(request, monkeypatch):
-    if request.param == "numba" and not _jit.available():
-        pytest.skip("numba is not installed")
-    monkeypatch.setattr(_jit, "_mode", "off" if request.param == "numpy" else "sync")
-    return request.param
 
 
 def _step(x, args, layout):
