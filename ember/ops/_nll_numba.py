@@ -125,11 +125,11 @@ def _layout(logp, target):
         return None
     if target.dtype != np.int64 or not (logp.flags.c_contiguous and target.flags.c_contiguous):
         return None
-    mod = kernels(logp.dtype)
+    n, c = logp.shape[0], logp.shape[1]
+    mod = kernels(logp.dtype) if n and c else None  # empty: the body
     if mod is None:
         return None
-    n, c = logp.shape[0], logp.shape[1]
-    s = logp.size // (n * c) if n * c else 0
+    s = logp.size // (n * c)
     return mod, logp.reshape(n, c, s), target.reshape(n, s)
 
 

@@ -229,7 +229,7 @@ def forward(gemm, x, u, y, kept, ph, pw, th, tw, group, parts):
 def grad_weight(gemm, x, g, kept, partial, ph, pw, th, tw, group, parts):
     # partial[part] ({P}, O, C) = the sum over that run of blocks of Z^T V, V the transformed
     # tiles of x (N, H, W, C; read from ``kept`` when it has any, and then x may be empty) and
-    # Z those of the output gradient g (N, Ho, Wo, O); the caller adds the parts up
+    # Z those of the output gradient g (N, Ho, Wo, O); ``weight_back_tf`` adds the parts up
     n, w, c = g.shape[0], x.shape[2], x.shape[3]
     o = g.shape[3]
     tiles = group * th * tw
