@@ -418,9 +418,10 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
         # grad, a node's saved output) raises a count, and then we copy.
         base = arr.base  # a contiguous view of a temporary only it holds is as good as owned
         held = 3  # references to ``base``: arr's, this local's, getrefcount's argument
-        source = g._base  # a view's tensor (F.linear's weight gradient: a transposed product)
-        if source is not None and source._data is base and _getrefcount(source) <= 3:
-            held = 4  # ... and that tensor's, when only g holds it
+        if base is not None:
+            source = g._base  # a view's tensor (F.linear's weight gradient: a transposed product)
+            if source is not None and source._data is base and _getrefcount(source) <= 3:
+                held = 4  # ... and that tensor's, when only g holds it
         if (
             steal
             and _getrefcount(g) <= 3
