@@ -9,8 +9,9 @@ source strings ember hands to CuPy with g++:
   bound from the arrays' dtypes; float32 / float64 only);
 - ``RawKernel(code, name)``: the source is compiled with a prelude that maps CUDA's built-ins
   to C++ (``threadIdx`` is thread-local, ``__syncthreads()`` a ``std::barrier``,
-  ``__shared__`` a static), and each launch runs the blocks one after another, each with
-  ``blockDim`` real threads. Only the features ember's kernels use are mapped.
+  ``__shared__`` a static, float16's PTX conversions C++'s ``_Float16``), and each launch runs
+  the blocks one after another, each with ``blockDim`` real threads. Only the features
+  ember's kernels use are mapped.
 
 This checks the kernels' arithmetic, indexing and the Python glue that launches them; it says
 nothing about speed, memory coalescing, warp behaviour or CUDA compile errors (the nvcc check
@@ -66,6 +67,10 @@ inline void __syncthreads() { ember_bar->arrive_and_wait(); }
 inline float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
 using std::exp; using std::log; using std::sqrt; using std::fmax;
+inline float ember_h2f(unsigned short h) { _Float16 v; std::memcpy(&v, &h, 2); return (float)v; }
+inline unsigned short ember_f2h(float f) {
+  _Float16 v = (_Float16)f; unsigned short h; std::memcpy(&h, &v, 2); return h;
+}
 extern "C" void ember_set_block(unsigned b, unsigned g, unsigned n) {
   blockIdx.x = b; gridDim.x = g; blockDim.x = n;
   delete ember_bar; ember_bar = new std::barrier<>(n);
@@ -168,8 +173,10 @@ class RawKernel:
     """CuPy's RawKernel, compiled for the CPU: blocks in turn, ``blockDim.x`` threads each."""
 
     def __init__(self, code: str, name: str, **kwargs) -> None:
+        from tests._fakecupy._kernels import _ptx  # float16's PTX conversions as C++
+
         self.code, self.name = code, name
-        self.lib = _compile(_RAW_PRELUDE + code)
+        self.lib = _compile(_RAW_PRELUDE + _ptx(code))
         self.calls = 0
 
     def __call__(self, grid, block, args, shared_mem: int = 0) -> None:

@@ -8,7 +8,7 @@ import pytest
 import ember
 from ember.backend import kernels
 from ember.backend.kernels import conv as kconv
-from ember.backend.kernels import rows
+from ember.backend.kernels import rows, vectorized
 
 from . import _emulator
 
@@ -19,6 +19,7 @@ def xp(monkeypatch):
     if not _emulator.available():
         pytest.skip("needs g++ to emulate kernels")
     monkeypatch.setattr(rows, "BLOCK", 32)
+    monkeypatch.setattr(vectorized, "BLOCK", 32)
     kernels.clear()
     yield _emulator.emulated_xp()
     kernels.clear()

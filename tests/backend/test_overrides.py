@@ -79,6 +79,13 @@ def _last(a):
     )
 
 
+def _halves(dtype, *shape, seed=0):
+    a = np.asarray(_rand(*shape, seed=seed) * 300).astype(dtype)
+    if a.size >= 8:
+        a.reshape(-1)[:4] = [np.inf, -np.inf, 0.0, -0.0]
+    return a
+
+
 def _relu_grad_inputs(dtype, shape):
     g, y = _rand(*shape, dtype=dtype), _rand(*shape, dtype=dtype, seed=3)
     y.reshape(-1)[:3] = [0.0, -0.0, np.nan]
@@ -202,6 +209,24 @@ OP_CASES = {
             _bn(_rand(2, 3, 4, dtype=BF16), g=_rand(2, 3, 4, dtype=BF16)),
             2e-2,
         ),
+    ],
+    # float16 / bfloat16: rounded once from float32, so bit for bit (NaN and inf included)
+    **{
+        f"ember.ops.elementwise.arithmetic.{type(op).__name__}": [
+            (op, (_halves(d, 7, 33), _halves(d, 7, 33, seed=1)), 0)  # a tail after the vectors
+            for d in (BF16, np.float16)
+        ]
+        + [
+            (op, (_halves(BF16, 4, 6, 16), _halves(BF16, 16, seed=2)), 0),  # a trailing bias
+            (op, (_halves(BF16, 4, 1, 1), _halves(BF16, 4, 6, 16, seed=3)), 0),  # one a row
+            (op, (_halves(BF16, 5, 1), _halves(BF16, 1, 8, seed=4)), 0),  # an outer sum
+            (op, (_halves(BF16, 3, 8), _halves(BF16, seed=5)), 0),  # one value
+        ]
+        for op in (ew.Add(), ew.Sub(), ew.Mul())
+    },
+    "ember.ops.elementwise.arithmetic.Neg": [
+        (ew.Neg(), (_halves(BF16, 7, 33),), 0),
+        (ew.Neg(), (_halves(np.float16, 4, 16),), 0),
     ],
     "ember.ops.linalg.MatMul": [
         (MatMul(), (_rand(3, 4), _rand(4, 5)), 1e-5),

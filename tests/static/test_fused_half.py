@@ -226,11 +226,13 @@ def test_gpu_kernel_takes_raw_bits_and_rounds_once(gpu, d):
     feeds, args = _args(gpu, d, seed=2)
     got = overrides.run(op, gpu, *args)
     assert type(got) is gpu.ndarray and got.dtype == d and got.shape == SHAPE
-    ((key, kernel),) = fuse._CUPY_KERNELS.items()
+    ((key, (vectorized, kernel)),) = fuse._CUPY_KERNELS.items()
     assert key[2] == (d.name, d.name, "float32", d.name, d.name) and key[3] == d.name
     u16 = np.dtype(np.uint16)  # 16-bit parameters are uint16: the arrays' raw bits
     assert [p.dtype for p in kernel.in_params] == [u16, u16, F32, u16, u16]
     assert [p.dtype for p in kernel.out_params] == [u16]
+    assert [t for t, _ in vectorized.ins] == [u16, u16, F32, u16, u16]
+    assert vectorized._kernels and not kernel.calls  # contiguous operands: 16-byte accesses
     _close_to_float32(gpu.asnumpy(got), feeds, d)
 
 

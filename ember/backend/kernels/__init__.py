@@ -128,6 +128,13 @@ def half_io(kind: str) -> str:
     return _HALF_IO[kind]
 
 
+def address(a) -> int:
+    """The device (CuPy) or host (NumPy, the kernel emulator's arrays) address of ``a``'s first
+    element."""
+    data = a.data
+    return data.ptr if hasattr(data, "ptr") else a.ctypes.data
+
+
 def raw_view(xp, a):
     """``a`` as the array a RawKernel source reads: 16-bit floats as their uint16 bits."""
     if a.dtype.itemsize == 2:
@@ -146,6 +153,7 @@ def clear() -> None:
 _caches.register("CUDA kernels", clear, _cache.__len__)
 
 __all__ = [
+    "address",
     "fused",
     "served",
     "acc_ctype",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ... import dtypes as _dt
 from ..._errors import DTypeError
+from ...backend.kernels import half_elementwise as _half
 from ...backend.overrides import register
 from ...dtypes import is_float_np
 from .. import _layout_sums
@@ -305,3 +306,26 @@ class Fmod(Binary):
 ADD, SUB, MUL, DIV, NEG, SIGN = Add(), Sub(), Mul(), Div(), Neg(), Sign()
 ZEROS_LIKE = ZerosLike()
 FLOOR_DIVIDE, TRUNC_DIVIDE = FloorDivide(), TruncDivide()
+
+
+# -- CUDA: float16 / bfloat16 in 16-byte accesses (``backend/kernels/half_elementwise.py``) ----
+
+
+@register(Add, "cuda")
+def _add_cuda(op, xp, a, b):
+    return _half.binary(xp, "add", a, b)
+
+
+@register(Sub, "cuda")
+def _sub_cuda(op, xp, a, b):
+    return _half.binary(xp, "sub", a, b)
+
+
+@register(Mul, "cuda")
+def _mul_cuda(op, xp, a, b):
+    return _half.binary(xp, "mul", a, b)
+
+
+@register(Neg, "cuda")
+def _neg_cuda(op, xp, x):
+    return _half.negative(xp, x)

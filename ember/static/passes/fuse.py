@@ -70,6 +70,7 @@ from ...backend import overrides
 from ...backend.arrays import writeable
 from ...backend.kernels import fused as _fused
 from ...backend.kernels import raw_view
+from ...backend.kernels.vectorized import Vectorized
 from ...dtypes import FLOAT_DTYPES
 from ...ops import _layout_sums
 from ...ops import elementwise as ew
@@ -224,12 +225,15 @@ class FusedElementwise(Op):
         if any(d not in CUDA_INPUTS for d in names):
             return NotImplemented
         key = (id(xp), self.program, names, self.dtype, self.types, self.extra)
-        k = _CUPY_KERNELS.get(key)
-        if k is None:
+        kernels = _CUPY_KERNELS.get(key)
+        if kernels is None:
             ins, outs, op = cuda_source(self.program, names, self.dtype, self.types, self.extra)
-            k = _CUPY_KERNELS[key] = xp.ElementwiseKernel(
-                ins, outs, op, "ember_fused", preamble=cuda_preamble(names, self.dtype, self.types)
+            pre = cuda_preamble(names, self.dtype, self.types)
+            kernels = _CUPY_KERNELS[key] = (
+                Vectorized(ins, outs, op, "ember_fused", preamble=pre),
+                xp.ElementwiseKernel(ins, outs, op, "ember_fused", preamble=pre),
             )
+        vec, k = kernels
         targets = {i for _, i in self.extra}
         args = [raw_view(xp, a) for a in inputs]
         written = [args[i] for _, i in self.extra]  # out parameters after ``out``
@@ -246,9 +250,11 @@ class FusedElementwise(Op):
         ins = [a for i, a in enumerate(args) if i not in targets]
         if out is None:
             out = xp.empty(self.shape, self.dtype)
-            k(*ins, raw_view(xp, out), *written)
+            dest = raw_view(xp, out)
         else:  # the reused input's own view is the output: one array, the same memory
-            k(*ins, args[self.reuse], *written)
+            dest = args[self.reuse]
+        if not vec.run(xp, *ins, dest, *written):
+            k(*ins, dest, *written)
         return out
 
     def _out_buffer(self, inputs):

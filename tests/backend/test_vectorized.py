@@ -1,0 +1,101 @@
+"""``kernels/vectorized.py``: the 16-byte-access elementwise kernel on the emulated CuPy (g++
+runs its source), against NumPy, for each operand layout it takes and the ones it declines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ember.backend.kernels.vectorized import Vectorized
+
+from . import _emulator
+
+pytestmark = pytest.mark.skipif(not _emulator.available(), reason="needs g++ to emulate kernels")
+
+
+def _fma(dtype: str) -> Vectorized:
+    return Vectorized(
+        f"{dtype} x, {dtype} y",
+        f"{dtype} z",
+        "z = x * y + (z0_t)i;".replace(
+            "z0_t", {"float32": "float", "float64": "double", "uint16": "unsigned short"}[dtype]
+        ),
+        "ember_test_fma",
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint16"])
+@pytest.mark.parametrize(
+    "shape,y_shape",
+    [
+        ((1,), (1,)),
+        ((7,), (7,)),
+        ((8,), (8,)),
+        ((3, 37), (3, 37)),  # a tail after the vectors
+        ((4, 6, 5), ()),  # one value
+        ((4, 6, 5), (1, 1)),
+        ((4, 6, 5), (5,)),  # trailing: a bias
+        ((4, 6, 5), (6, 5)),
+        ((4, 6, 5), (4, 1, 1)),  # leading: a value per row
+        ((4, 6, 5), (4, 6, 1)),
+    ],
+)
+def test_vectorized_matches_numpy(xp, dtype, shape, y_shape):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 50, shape).astype(dtype)
+    y = rng.integers(0, 50, y_shape).astype(dtype)
+    z = np.empty(shape, dtype)
+    assert _fma(dtype).run(xp, x, y, z)
+    want = (x * y + np.arange(x.size).reshape(shape)).astype(dtype)
+    np.testing.assert_array_equal(z, want)
+
+
+def test_vectorized_mixes_widths_and_reads_outputs(xp):
+    """A 2-byte input beside 4-byte ones (4 elements a thread), and an output the operation
+    reads (loaded before the operation runs)."""
+    v = Vectorized("uint16 a, float32 b", "float32 acc", "acc = acc + (float)a * b;", "ember_t")
+    a = np.arange(21, dtype=np.uint16)
+    b = np.full(21, 0.5, np.float32)
+    acc = np.ones(21, np.float32)
+    assert v.run(xp, a, b, acc)
+    np.testing.assert_array_equal(acc, 1 + a * np.float32(0.5))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["strided", "transposed", "misaligned", "middle broadcast", "dtype", "output layout", "numpy"],
+)
+def test_vectorized_declines_what_it_does_not_serve(xp, case):
+    """Returns False, touching nothing, where the caller's ElementwiseKernel must run."""
+    x = np.ones((4, 8), np.float32)
+    y = np.ones((4, 8), np.float32)
+    z = np.zeros((4, 8), np.float32)
+    module = xp
+    if case == "strided":
+        x = np.ones((4, 16), np.float32)[:, ::2]
+    elif case == "transposed":
+        x = np.ones((8, 4), np.float32).T
+    elif case == "misaligned":
+        x = np.ones(33, np.float32)[1:].reshape(4, 8)
+    elif case == "middle broadcast":
+        y = np.ones((1, 4, 1), np.float32)
+        x, z = np.ones((2, 4, 8), np.float32), np.zeros((2, 4, 8), np.float32)
+    elif case == "dtype":
+        y = y.astype(np.float64)
+    elif case == "output layout":
+        z = np.zeros((8, 4), np.float32).T
+    elif case == "numpy":
+        module = np
+    assert not _fma("float32").run(module, x, y, z)
+    assert not z.any()
+
+
+def test_vectorized_source_reads_sixteen_bytes():
+    src = Vectorized("uint16 x", "uint16 y", "y = x;", "ember_copy").source(("v",), 8, False)
+    assert "struct alignas(16) ember_vec_2 { unsigned short v[8]; };" in src
+    assert "((const ember_vec_2*)x_p)[k]" in src and "((ember_vec_2*)y_p)[k] = y_v;" in src
+
+
+def test_vectorized_refuses_placeholder_types():
+    with pytest.raises(ValueError, match="'T x' is not '<dtype> <name>'"):
+        Vectorized("T x", "T y", "y = x;", "ember_bad")
