@@ -146,6 +146,11 @@ OP_CASES = {
     "ember.ops.norm.Affine": [  # layer norm's (trailing dims) and group norm's (dim 1)
         (Nm.Affine(2, True, True), (_rand(4, 3, 5, 7), _rand(5, 7), _rand(5, 7)), 1e-5),
         (Nm.Affine(1, True, False), (_rand(2, 3, 4, 5, dtype=F64), _rand(3, dtype=F64)), 1e-13),
+        (
+            Nm.Affine(2, True, True),
+            tuple(_rand(*s, dtype=BF16) for s in ((4, 6, 40), (40,), (40,))),
+            4e-2,  # the body rounds the product and the sum; the kernel once
+        ),
         (Nm.Affine(1, False, True), (_rand(2, 3, 4), _rand(3)), 1e-6),
         (
             Nm.Affine(1, True, True),

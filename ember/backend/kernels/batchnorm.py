@@ -42,6 +42,7 @@ import numpy as np
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from .optim import specialize
 from .rows import _IO
+from .vectorized import Vectorized
 
 BLOCK = 256  # threads per block (a power of two); grid-stride loops cover any size
 TARGET_BLOCKS = 1024  # reduction blocks to aim for: about 8 per multiprocessor on an H100
@@ -339,12 +340,45 @@ def affine(xp, x, w, b, a: int, c: int, ell: int):
     x = xp.ascontiguousarray(x)
     w2, b2 = (x if p is None else xp.ascontiguousarray(p) for p in (w, b))
     y = xp.empty(x.shape, x.dtype)
+    if ell == 1 and _affine_last(xp, x, w, b).run(
+        xp, *_present(xp, x, w2, b2, w, b), raw_view(xp, y)
+    ):
+        return y
     (k,) = _kernels(xp, "affine", x)
     i64 = np.int64
     flags = (w is not None) + 2 * (b is not None)
     args = (raw_view(xp, x), raw_view(xp, y), raw_view(xp, w2), raw_view(xp, b2))
     k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(ell), i64(c), i64(flags)))
     return y
+
+
+def _present(xp, x, w2, b2, w, b) -> list:
+    return [raw_view(xp, a) for a, p in ((x, x), (w2, w), (b2, b)) if p is not None]
+
+
+def _affine_last(xp, x, w, b) -> Vectorized:
+    """``Affine`` over channels on the last axis (layer norm's, ``L == 1``): the same arithmetic
+    as ``ember_affine`` with 16-byte accesses (``vectorized.py``)."""
+    storage = storage_kind(x.dtype)
+
+    def build():
+        dtype = "uint16" if storage in ("f16", "bf16") else x.dtype.name
+        names = ["x"] + ["w"] * (w is not None) + ["b"] * (b is not None)
+        op = (
+            "A v = ld(x);"
+            + " v = v * ld(w);" * (w is not None)
+            + " v = v + ld(b);" * (b is not None)
+        )
+        acc, io = _IO[storage]
+        return Vectorized(
+            ", ".join(f"{dtype} {n}" for n in names),
+            f"{dtype} y",
+            op + " y = st(v);",
+            "ember_affine_last",
+            preamble=f"typedef {acc} A;\n{io}",
+        )
+
+    return cached(("batchnorm", "affine_last", storage, w is not None, b is not None), build)
 
 
 def grad_input(xp, g, x, stats, sums_, w, eps: float):
