@@ -36,7 +36,9 @@ nvidia-smi -L > "$summary" 2>&1
 python -c "import cupy, numpy, torch, ember; print('cupy', cupy.__version__, 'numpy',
 numpy.__version__, 'torch', torch.__version__, 'ember cuda', ember.cuda.is_available())" \
     >> "$summary" 2>&1
-[[ -z "${ONLY:-}" || "train-resnet18" =~ ^($ONLY) ]] && python tools/make_cifar_like.py "$out/cifar" 5000 1000
+if [[ -z "${ONLY:-}" || "train-resnet18" =~ ^($ONLY)$ || "train-resnet18-compiled" =~ ^($ONLY)$ ]]; then
+    python tools/make_cifar_like.py "$out/cifar" 5000 1000
+fi
 
 step tests 150 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
 step train-cnn 40 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"

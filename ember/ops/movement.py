@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import ShapeError
+from ..backend.kernels import row_copy as _row_copy
+from ..backend.overrides import register
 from .base import Op, Spec, apply
 
 
@@ -22,6 +24,16 @@ def _numel(shape) -> int:
     for s in shape:
         n *= s
     return n
+
+
+def _view(xp, x, shape):
+    """``x`` reshaped to ``shape`` without copying, or None where its strides do not allow it."""
+    if x.flags.c_contiguous:
+        return x.reshape(shape)
+    try:
+        return xp.reshape(x, shape, copy=False)
+    except (ValueError, TypeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -33,16 +45,13 @@ class Reshape(Op):
     node_name = "ViewBackward0"
 
     def forward(self, xp, x):
-        if x.flags.c_contiguous:
-            return x.reshape(self.shape)
-        try:  # a view of a non-contiguous array where the strides allow it
-            return xp.reshape(x, self.shape, copy=False)
-        except (ValueError, TypeError):
+        out = _view(xp, x, self.shape)
+        if out is None:
             # A copy. NumPy's own copying reshape returns a view of a temporary (its ``base`` is
             # set), which ``apply`` would take for a view of ``x``: build a fresh array instead.
             out = xp.empty(self.shape, x.dtype)
             out.reshape(x.shape)[...] = x
-            return out
+        return out
 
     def infer(self, x):
         n, m = _numel(x.shape), _numel(self.shape)
@@ -55,6 +64,13 @@ class Reshape(Op):
 
     def vjp(self, g, out, x):
         return (reshape(g, tuple(x.shape)),)
+
+
+@register(Reshape, "cuda")
+def _reshape_cuda(op, xp, x):
+    """A copying reshape as one kernel moving whole rows (``backend/kernels/row_copy.py``)."""
+    out = _view(xp, x, op.shape)
+    return _row_copy.c_order(xp, x, op.shape) if out is None else out
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from ember.ops.checks import CheckRange
 from ember.ops.elementwise import Exp
 from ember.ops.linalg import MatMul
 from ember.ops.loss import NllLoss, NllLossGrad
+from ember.ops.movement import Reshape
 from ember.ops.norm import LayerNormalize
 from ember.ops.reduce import Sum
 from ember.ops.softmax import LogSoftmax, Softmax
@@ -232,6 +233,12 @@ OP_CASES = {
     "ember.ops.elementwise.arithmetic.Neg": [
         (ew.Neg(), (_halves(BF16, 7, 33),), 0),
         (ew.Neg(), (_halves(np.float16, 4, 16),), 0),
+    ],
+    "ember.ops.movement.Reshape": [  # copies that move whole rows; a view stays a view
+        (Reshape((2, 4, 24)), (_rand(2, 3, 4, 8).transpose(0, 2, 1, 3),), 0),
+        (Reshape((8, 48)), (_rand(2, 3, 4, 16, dtype=BF16).transpose(0, 2, 1, 3),), 0),
+        (Reshape((12,)), (_rand(3, 10)[:, 2:6],), 0),  # rows of 16 bytes at 8-byte offsets
+        (Reshape((2, 6)), (_rand(4, 3),), 0),
     ],
     "ember.ops.linalg.MatMul": [
         (MatMul(), (_rand(3, 4), _rand(4, 5)), 1e-5),

@@ -131,8 +131,7 @@ def half_io(kind: str) -> str:
 def address(a) -> int:
     """The device (CuPy) or host (NumPy, the kernel emulator's arrays) address of ``a``'s first
     element."""
-    data = a.data
-    return data.ptr if hasattr(data, "ptr") else a.ctypes.data
+    return a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr
 
 
 def raw_view(xp, a):

@@ -1,0 +1,113 @@
+"""A strided array copied into C order, 16 bytes a thread, where its rows are contiguous.
+
+Attention splits and merges heads by transposing the axes in front of the last one:
+``(B, S, H, D) -> (B, H, S, D)``. Each row of ``D`` values stays contiguous, and only the
+rows move. CuPy's copy takes one element a thread and works out that element's place from
+every axis. Here each thread moves one 16-byte piece of a row (8 bytes or 4 where the rows'
+alignment allows no more) and works out the row's place once. The source's axes in front of
+its contiguous tail are merged where their strides allow, and up to four remain.
+
+``c_order`` returns ``NotImplemented`` where it does not serve: no kernels in ``xp``, a last
+axis that is not contiguous, rows not a multiple of 4 bytes or not aligned to 4, more than
+four outer axes after merging. The caller copies with CuPy then.
+
+>>> c_order(np, np.ones((2, 3)).T)
+NotImplemented
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import address, cached, fused
+
+BLOCK = 256
+MAX_BLOCKS = 65535
+OUTER = 4  # outer axes the kernel walks
+_WORD = {16: "uint4_t", 8: "unsigned long long", 4: "unsigned int"}
+
+_SOURCE = """
+struct alignas(16) uint4_t {{ unsigned int w[4]; }};
+typedef {word} W;
+extern "C" __global__ void ember_row_copy_{width}(long long src_, W* dst, long long n,
+    long long per_row, long long d1, long long d2, long long d3,
+    long long s0, long long s1, long long s2, long long s3) {{
+  const char* src = (const char*)src_;  // a strided array's first element: passed as an address
+  long long step = (long long)blockDim.x * gridDim.x;
+  for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += step) {{
+    long long r = c / per_row;
+    long long off = (c - r * per_row) * {width};
+    off += (r % d3) * s3; r /= d3;
+    off += (r % d2) * s2; r /= d2;
+    off += (r % d1) * s1; r /= d1;
+    off += r * s0;
+    dst[c] = *(const W*)(src + off);
+  }}
+}}
+"""
+
+
+def source(width: int) -> str:
+    """The kernel moving ``width`` bytes a thread (16, 8 or 4).
+
+    >>> "ember_row_copy_16" in source(16)
+    True
+    """
+    return _SOURCE.format(word=_WORD[width], width=width)
+
+
+def _layout(a):
+    """``(row bytes, [(size, byte stride)] of the outer axes, merged)`` or None."""
+    item = a.itemsize
+    if a.ndim == 0 or a.strides[-1] != item:
+        return None
+    dims = [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+    row = item
+    while dims and dims[-1][1] == row:  # the contiguous tail
+        row *= dims.pop()[0]
+    merged: list = []
+    for n, s in dims:
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    return row, merged
+
+
+def _offsets(base: int, outer: list):
+    yield base
+    for _, s in outer:
+        yield s
+
+
+def c_order(xp, a, shape: tuple | None = None):
+    """A C-contiguous copy of ``a``'s values in C order (a new array of ``a``'s dtype and of
+    ``shape``, ``a``'s own by default), or NotImplemented."""
+    if not fused(xp) or a.size == 0:
+        return NotImplemented
+    layout = _layout(a)
+    if layout is None:
+        return NotImplemented
+    row, outer = layout
+    if len(outer) > OUTER:
+        return NotImplemented
+    base = address(a)
+    fits = (
+        w for w in (16, 8, 4) if row % w == 0 and all(s % w == 0 for s in _offsets(base, outer))
+    )
+    width = next(fits, None)
+    if width is None:
+        return NotImplemented
+    outer = [(1, 0)] * (OUTER - len(outer)) + outer
+    out = xp.empty(a.shape if shape is None else shape, a.dtype)
+    n = a.nbytes // width
+    k = cached(("row_copy", width), lambda: xp.RawKernel(source(width), f"ember_row_copy_{width}"))
+    i64 = np.int64
+    grid = max(1, min(-(-n // BLOCK), MAX_BLOCKS))
+    sizes = [i64(d) for d, _ in outer[1:]]
+    strides = [i64(s) for _, s in outer]
+    k((grid,), (BLOCK,), (i64(base), out, i64(n), i64(row // width), *sizes, *strides))
+    return out
+
+
+__all__ = ["c_order", "source"]
