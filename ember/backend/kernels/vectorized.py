@@ -177,7 +177,7 @@ class Vectorized:
             init = f" = (({vtype(dt)}*){name}_p)[k]" if load else ""
             body.append(f"{vtype(dt)} {name}_v{init};")
         body += ["#pragma unroll", f"for (int j = 0; j < {vec}; ++j) {{"]
-        body += [f"const I i = k * {vec} + j;"] + element(True) + ["}"]
+        body += [f"const I i = k * {vec} + j; (void)i;"] + element(True) + ["}"]
         for dt, name in self.outs:
             body.append(f"(({vtype(dt)}*){name}_p)[k] = {name}_v;")
         body += ["}"]
