@@ -16,58 +16,62 @@ NotImplemented
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
-from . import cached, fused, half_io, raw_view, served, storage_kind
+from . import _cache, fused, half_io
 from .vectorized import Vectorized
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*"}
-_HALF_KINDS = ("f16", "bf16")
+_HALF = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16"}
+_SHAPES: dict = {}  # (shape, shape) -> broadcast shape, or None where they do not broadcast
 
 
-def _kind(xp, *arrays):
-    a = arrays[0]
-    if not fused(xp) or a.dtype.itemsize != 2 or any(b.dtype != a.dtype for b in arrays):
-        return None
-    if any(type(b) is not type(a) for b in arrays) or not served(a.dtype):
-        return None
-    kind = storage_kind(a.dtype)
-    return kind if kind in _HALF_KINDS else None
+def _kernel(name: str, kind: str) -> Vectorized:
+    k = _cache.get(("half_elementwise", name, kind))
+    if k is None:
+        if name == "neg":
+            ins, expression = "uint16 x", f"-ember_ld_{kind}(x)"
+        else:
+            ins = "uint16 x, uint16 y"
+            expression = f"ember_ld_{kind}(x) {_BINARY[name]} ember_ld_{kind}(y)"
+        op = f"z = ember_st_{kind}({expression});"
+        k = Vectorized(ins, "uint16 z", op, f"ember_{name}_{kind}", preamble=half_io(kind))
+        _cache["half_elementwise", name, kind] = k
+    return k
 
 
-def _kernel(name: str, kind: str, ins: str, expression: str) -> Vectorized:
-    def build():
-        op = f"z = ember_st_{kind}({expression.format(ld=f'ember_ld_{kind}')});"
-        return Vectorized(ins, "uint16 z", op, f"ember_{name}_{kind}", preamble=half_io(kind))
-
-    return cached(("half_elementwise", name, kind), build)
+def _broadcast(sa: tuple, sb: tuple):
+    key = (sa, sb)
+    if key not in _SHAPES:
+        if len(_SHAPES) >= 4096:
+            _SHAPES.clear()
+        try:
+            _SHAPES[key] = np.broadcast_shapes(sa, sb)
+        except ValueError:
+            _SHAPES[key] = None
+    return _SHAPES[key]
 
 
 def binary(xp, name: str, a, b):
     """``a <op> b`` for ``name`` in add / sub / mul (broadcasting), or NotImplemented."""
-    kind = _kind(xp, a, b)
-    if kind is None:
+    kind = _HALF.get(a.dtype)
+    if kind is None or b.dtype != a.dtype or type(b) is not type(a) or not fused(xp):
         return NotImplemented
-    try:
-        shape = np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
+    shape = a.shape if a.shape == b.shape else _broadcast(a.shape, b.shape)
+    if shape is None:
         return NotImplemented
     out = xp.empty(shape, a.dtype)
-    k = _kernel(name, kind, "uint16 x, uint16 y", f"{{ld}}(x) {_BINARY[name]} {{ld}}(y)")
-    if k.run(xp, raw_view(xp, a), raw_view(xp, b), raw_view(xp, out)):
-        return out
-    return NotImplemented
+    return out if _kernel(name, kind).run(xp, a, b, out) else NotImplemented
 
 
 def negative(xp, a):
     """``-a``, or NotImplemented."""
-    kind = _kind(xp, a)
-    if kind is None:
+    kind = _HALF.get(a.dtype)
+    if kind is None or not fused(xp):
         return NotImplemented
     out = xp.empty(a.shape, a.dtype)
-    if _kernel("neg", kind, "uint16 x", "-{ld}(x)").run(xp, raw_view(xp, a), raw_view(xp, out)):
-        return out
-    return NotImplemented
+    return out if _kernel("neg", kind).run(xp, a, out) else NotImplemented
 
 
 __all__ = ["binary", "negative"]

@@ -54,9 +54,10 @@ def _kernel(xp, name: str, kind: str):
         return (
             Vectorized(*typed, f"ember_{name}_{kind}"),
             xp.ElementwiseKernel(ins, "U y", op, f"ember_{name}_{kind}"),
+            np.dtype(utype),
         )
 
-    return cached(("relu", name, kind), build), np.dtype(utype)
+    return cached(("relu", name, kind), build)
 
 
 def _serves(xp, *arrays) -> bool:
@@ -73,9 +74,9 @@ def relu(xp, x):
     """``Relu``: ``0 if x <= 0 else x`` (a new array), or NotImplemented."""
     if not _serves(xp, x):
         return NotImplemented
-    (vec, k), u = _kernel(xp, "relu", storage_kind(x.dtype))
+    vec, k, u = _kernel(xp, "relu", storage_kind(x.dtype))
     y = xp.empty_like(x)
-    if not vec.run(xp, x.view(u), y.view(u)):
+    if not vec.run(xp, x, y):
         k(x.view(u), y.view(u))
     return y
 
@@ -84,9 +85,9 @@ def relu_grad(xp, g, y):
     """``ReluGrad``: ``0 if y <= 0 else g`` (a new array), or NotImplemented."""
     if not _serves(xp, g, y):
         return NotImplemented
-    (vec, k), u = _kernel(xp, "relu_grad", storage_kind(g.dtype))
+    vec, k, u = _kernel(xp, "relu_grad", storage_kind(g.dtype))
     r = xp.empty_like(g)
-    if not vec.run(xp, g.view(u), y.view(u), r.view(u)):
+    if not vec.run(xp, g, y, r):
         k(g.view(u), y.view(u), r.view(u))
     return r
 

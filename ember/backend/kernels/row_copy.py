@@ -17,6 +17,8 @@ NotImplemented
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import address, cached, fused
@@ -56,12 +58,11 @@ def source(width: int) -> str:
     return _SOURCE.format(word=_WORD[width], width=width)
 
 
-def _layout(a):
+def _layout(shape: tuple, strides: tuple, item: int):
     """``(row bytes, [(size, byte stride)] of the outer axes, merged)`` or None."""
-    item = a.itemsize
-    if a.ndim == 0 or a.strides[-1] != item:
+    if not shape or strides[-1] != item:
         return None
-    dims = [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
     row = item
     while dims and dims[-1][1] == row:  # the contiguous tail
         row *= dims.pop()[0]
@@ -74,10 +75,25 @@ def _layout(a):
     return row, merged
 
 
-def _offsets(base: int, outer: list):
-    yield base
-    for _, s in outer:
-        yield s
+def _plan(shape: tuple, strides: tuple, itemsize: int, align: int):
+    """``(width, pieces, trailing kernel arguments)`` for a layout whose first element is
+    aligned to ``align`` bytes, or () where the kernel does not serve it."""
+    layout = _layout(shape, strides, itemsize)
+    if layout is None or len(layout[1]) > OUTER:
+        return ()
+    row, outer = layout
+    fits = (w for w in (16, 8, 4) if w <= align and row % w == 0)
+    width = next((w for w in fits if all(s % w == 0 for _, s in outer)), 0)
+    if not width:
+        return ()
+    outer = [(1, 0)] * (OUTER - len(outer)) + outer
+    n = row * math.prod(d for d, _ in outer) // width
+    i64 = np.int64
+    args = (i64(n), i64(row // width), *[i64(d) for d, _ in outer[1:]], *[i64(s) for _, s in outer])
+    return width, n, args
+
+
+_PLANS: dict = {}  # (shape, strides, itemsize, alignment) -> _plan
 
 
 def c_order(xp, a, shape: tuple | None = None):
@@ -85,28 +101,19 @@ def c_order(xp, a, shape: tuple | None = None):
     ``shape``, ``a``'s own by default), or NotImplemented."""
     if not fused(xp) or a.size == 0:
         return NotImplemented
-    layout = _layout(a)
-    if layout is None:
-        return NotImplemented
-    row, outer = layout
-    if len(outer) > OUTER:
-        return NotImplemented
     base = address(a)
-    fits = (
-        w for w in (16, 8, 4) if row % w == 0 and all(s % w == 0 for s in _offsets(base, outer))
-    )
-    width = next(fits, None)
-    if width is None:
+    key = (a.shape, a.strides, a.itemsize, 16 if base % 16 == 0 else base & -base)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(*key)
+    if not plan:
         return NotImplemented
-    outer = [(1, 0)] * (OUTER - len(outer)) + outer
+    width, n, args = plan
     out = xp.empty(a.shape if shape is None else shape, a.dtype)
-    n = a.nbytes // width
     k = cached(("row_copy", width), lambda: xp.RawKernel(source(width), f"ember_row_copy_{width}"))
-    i64 = np.int64
-    grid = max(1, min(-(-n // BLOCK), MAX_BLOCKS))
-    sizes = [i64(d) for d, _ in outer[1:]]
-    strides = [i64(s) for _, s in outer]
-    k((grid,), (BLOCK,), (i64(base), out, i64(n), i64(row // width), *sizes, *strides))
+    k((max(1, min(-(-n // BLOCK), MAX_BLOCKS)),), (BLOCK,), (np.int64(base), out, *args))
     return out
 
 

@@ -33,6 +33,7 @@ from . import address, fused
 
 BLOCK = 256  # threads per block; a grid-stride loop covers any size
 MAX_BLOCKS = 65535
+MAX_PLANS = 4096  # layouts remembered per kernel (forgotten all at once beyond)
 
 _CTYPE = {
     "bool": "bool",
@@ -111,6 +112,7 @@ class Vectorized:
         self.operation, self.name, self.preamble = operation, name, preamble
         self.loads = tuple(_reads(operation, name) for _, name in self.outs)
         self._kernels: dict = {}
+        self._plans: dict = {}  # (xp, each operand's shape, strides, dtype) -> launch plan
 
     def source(self, modes: tuple, vec: int, wide: bool) -> str:
         """The RawKernel source for the inputs' ``modes`` and ``vec`` elements a thread.
@@ -189,40 +191,59 @@ class Vectorized:
 
     def run(self, xp, *arrays) -> bool:
         """Launch on ``arrays`` (the inputs, then every output), or return False where ``xp``
-        builds no kernels or an operand's layout is not served (module docstring)."""
-        if not fused(xp) or len(arrays) != len(self.ins) + len(self.outs):
+        builds no kernels or an operand's layout is not served (module docstring). A 16-bit
+        float array may stand for a ``uint16`` parameter (the kernel reads its bits)."""
+        key = (id(xp), *[(a.shape, a.strides, a.dtype) for a in arrays])
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.clear()
+            plan = self._plans[key] = self._plan(xp, arrays)
+        if plan is None:
             return False
+        k, grid, tail, aligned = plan
+        for i, width in aligned:
+            if address(arrays[i]) % width:
+                return False
+        k((grid,), (BLOCK,), (*arrays, *tail))
+        return True
+
+    def _plan(self, xp, arrays):
+        """``(kernel, grid, trailing arguments, [(operand, alignment)])`` for operands of these
+        shapes, strides and dtypes (the pointers are checked per call), or None."""
+        if not fused(xp) or len(arrays) != len(self.ins) + len(self.outs):
+            return None
         outs = arrays[len(self.ins) :]
         shape, n = tuple(outs[0].shape), outs[0].size
         if n == 0:
-            return False
+            return None
         modes, extents, full = [], [], []
-        for a, (dt, _) in zip(arrays, self.ins):
-            if a.dtype != dt:
-                return False
+        for i, (a, (dt, _)) in enumerate(zip(arrays, self.ins)):
+            if a.dtype.itemsize != dt.itemsize:
+                return None
             mode = _mode(a, shape, n)
             if mode is None:
-                return False
+                return None
             modes.append(mode[0])
             if mode[0] == "v":
-                full.append(a)
+                full.append(i)
             elif mode[0] in "tl":
                 extents.append(np.int64(mode[1]))
-        for o, (dt, _) in zip(outs, self.outs):
-            if o.dtype != dt or tuple(o.shape) != shape or not o.flags.c_contiguous:
-                return False
-            full.append(o)
-        vec = 16 // max(a.itemsize for a in full)
-        if any(address(a) % (vec * a.itemsize) for a in full):
-            return False
+        for i, (o, (dt, _)) in enumerate(zip(outs, self.outs), len(self.ins)):
+            if o.dtype.itemsize != dt.itemsize or tuple(o.shape) != shape:
+                return None
+            if not o.flags.c_contiguous:
+                return None
+            full.append(i)
+        vec = 16 // max(arrays[i].itemsize for i in full)
         wide = n >= 2**31 - 2 * BLOCK * vec
         key = (id(xp), tuple(modes), vec, wide)
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = xp.RawKernel(self.source(tuple(modes), vec, wide), self.name)
         grid = max(1, min(-(-(n // vec) // BLOCK), MAX_BLOCKS))
-        k((grid,), (BLOCK,), (*arrays, np.int64(n), *extents))
-        return True
+        aligned = [(i, vec * arrays[i].itemsize) for i in full]
+        return k, grid, (np.int64(n), *extents), aligned
 
 
 __all__ = ["Vectorized", "ctype"]
