@@ -240,11 +240,12 @@ def source(kind: str, storage: str, wide: bool = False) -> str:
 
 def _kernels(xp, kind: str, x) -> list:
     storage, wide = storage_kind(x.dtype), x.size >= 2**31
-    code = source(kind, storage, wide)
-    return [
-        cached(("batchnorm", kind, storage, wide, name), lambda n=name: xp.RawKernel(code, n))
-        for name in _BODIES[kind][1]
-    ]
+
+    def build():
+        code = source(kind, storage, wide)
+        return [xp.RawKernel(code, name) for name in _BODIES[kind][1]]
+
+    return cached(("batchnorm", kind, storage, wide), build)
 
 
 def _serves(xp, x) -> bool:
@@ -415,9 +416,10 @@ def running_average(xp, running, stats, row: int, momentum: float, factor: float
         return NotImplemented
     if stats.dtype != running.dtype:
         return NotImplemented
-    ins, outs, op = specialize(_RUNNING, running.dtype)  # A: the buffer's own float32 / 64
-    k = cached(("batchnorm", "running", running.dtype.str), lambda: xp.ElementwiseKernel(
-        ins, outs, op, "ember_bn_running"))  # fmt: skip
+    k = cached(  # A: the buffer's own float32 / 64
+        ("batchnorm", "running", running.dtype.str),
+        lambda: xp.ElementwiseKernel(*specialize(_RUNNING, running.dtype), "ember_bn_running"),
+    )
     t = running.dtype.type
     y = xp.empty(running.shape, running.dtype)
     k(running, stats[row], t(1 - momentum), t(factor), t(momentum), y)

@@ -125,15 +125,15 @@ def specialize(src: tuple[str, str, str], acc) -> tuple[str, str, str]:
     return ins, outs, f"typedef {ctype} A;\n" + op
 
 
-def _kernel(xp, name: str, variant: tuple, src, dtype):
+def _kernel(xp, name: str, variant: tuple, source, dtype):
+    """The kernel of ``source(*variant)`` (built on first use) for ``dtype``'s accumulation."""
     acc = acc_dtype(dtype)
-    key = ("optim", name, variant, acc)
 
     def build():
-        ins, outs, op = specialize(src, acc)
+        ins, outs, op = specialize(source(*variant), acc)
         return xp.ElementwiseKernel(ins, outs, op, f"ember_{name}")
 
-    return cached(key, build)
+    return cached(("optim", name, variant, acc), build)
 
 
 # -- updates on arrays (what ember.optim's ``update`` calls on the GPU) ---------------------
@@ -144,7 +144,7 @@ def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
     lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
     t = float(state["step"]._data)  # the optimizer loop has advanced it
     amsgrad = bool(group["amsgrad"])
-    k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source(amsgrad, decoupled), p.dtype)
+    k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source, p.dtype)
     a = acc_dtype(p.dtype).type
     args = [
         g,
@@ -172,7 +172,7 @@ def sgd(xp, p, g, state: dict, group: dict) -> bool:
     wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
     a = acc_dtype(p.dtype).type
     if not momentum:
-        k = _kernel(xp, "sgd", (False, False), sgd_source(False, False), p.dtype)
+        k = _kernel(xp, "sgd", (False, False), sgd_source, p.dtype)
         k(g, a(wd), a(lr), p)
         return True
     buf = state["momentum_buffer"]
@@ -180,7 +180,7 @@ def sgd(xp, p, g, state: dict, group: dict) -> bool:
         return False
     buf = buf._data
     nesterov = bool(group["nesterov"])
-    k = _kernel(xp, "sgd", (True, nesterov), sgd_source(True, nesterov), p.dtype)
+    k = _kernel(xp, "sgd", (True, nesterov), sgd_source, p.dtype)
     k(g, a(wd), a(momentum), a(1.0 - group["dampening"]), a(lr), p, buf)
     return True
 
@@ -189,7 +189,7 @@ def rmsprop(xp, p, g, state: dict, group: dict) -> None:
     """One RMSprop step of ``p`` (in place), as ``ember.optim.RMSprop.update``."""
     alpha = group["alpha"]
     centered, momentum = bool(group["centered"]), group["momentum"] > 0
-    k = _kernel(xp, "rmsprop", (centered, momentum), rmsprop_source(centered, momentum), p.dtype)
+    k = _kernel(xp, "rmsprop", (centered, momentum), rmsprop_source, p.dtype)
     a = acc_dtype(p.dtype).type
     args = [
         g,
