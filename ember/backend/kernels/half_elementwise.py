@@ -19,12 +19,14 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ... import _caches
 from . import _cache, fused, half_io
 from .vectorized import Vectorized
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*"}
 _HALF = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16"}
 _SHAPES: dict = {}  # (shape, shape) -> broadcast shape, or None where they do not broadcast
+_caches.register("16-bit elementwise broadcast shapes", _SHAPES.clear, _SHAPES.__len__)
 
 
 def _kernel(name: str, kind: str) -> Vectorized:

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from ... import _caches
 from . import address, cached, fused
 
 BLOCK = 256
@@ -94,6 +95,7 @@ def _plan(shape: tuple, strides: tuple, itemsize: int, align: int):
 
 
 _PLANS: dict = {}  # (shape, strides, itemsize, alignment) -> _plan
+_caches.register("row copy plans", _PLANS.clear, _PLANS.__len__)
 
 
 def c_order(xp, a, shape: tuple | None = None):
