@@ -21,6 +21,7 @@ from ember.static.executor import Plan
 from ember.static.ir import Assign
 
 F32 = np.float32
+F64 = np.float64
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,27 @@ def test_cse_merges_equal_op_and_inputs():
     xv = np.arange(3, dtype=F32)
     for got, want in zip(run(out, [xv]), run(g, [xv])):
         np.testing.assert_array_equal(got, want)
+
+
+def test_cse_merges_equal_small_constants_first():
+    """Each parameter's optimizer rule traces its own ``1.0``: one value, so ``1 - beta`` is
+    computed once. Other dtypes, ``-0.0``, named and large constants stay apart."""
+    g = Graph("f")
+    b = g.add_input((), F64, "beta")
+    ones = [g.add_constant(np.array(1.0)) for _ in range(2)]
+    others = [
+        g.add_constant(np.array(1.0, F32)),
+        g.add_constant(np.array(-0.0)),
+        g.add_constant(np.array(0.0)),
+        g.add_constant(np.array(1.0), name="w"),
+        g.add_constant(np.ones(17)),
+        g.add_constant(np.ones(17)),
+    ]
+    g.outputs += [g.add_node(ew.SUB, [c, b], (), F64) for c in ones]
+    out = passes.common_subexpression_elimination(g)
+    assert ops(out) == ["Sub"] and out.outputs[0] is out.outputs[1]
+    assert len(out.constants) == 1 + len(others)
+    np.testing.assert_array_equal(run(out, [np.array(0.25)]), [0.75, 0.75])
 
 
 def test_cse_never_merges_side_effects_nor_across_state_writes():

@@ -1,7 +1,8 @@
 """Common-subexpression elimination: one node per distinct ``(op, inputs)``.
 
 Ops are frozen dataclasses, so two nodes applying equal ops to the same input values compute
-the same array and the later one is replaced by the earlier. Ops with ``has_side_effects`` are
+the same array and the later one is replaced by the earlier. Small unnamed constants of equal
+dtype, shape and bytes are one value first (``-0.0`` is not ``0.0``). Ops with ``has_side_effects`` are
 never merged, and an optimizer update (which writes state in place while the graph runs) ends
 every merge across it: a read of a parameter after its update is not the read before it.
 
@@ -31,7 +32,7 @@ def common_subexpression_elimination(graph: Graph) -> Graph:
     """A copy of ``graph`` where each repeated ``(op, inputs)`` is computed once."""
     g = clone(graph)
     seen: dict = {}
-    mapping: dict = {}
+    mapping = _equal_constants(g)
     keep = []
     for n in g.nodes:
         if mapping and any(x.id in mapping for x in n.inputs):
@@ -58,6 +59,28 @@ def common_subexpression_elimination(graph: Graph) -> Graph:
     g.nodes = keep
     replace_all_uses(g, mapping)
     return g
+
+
+SMALL = 16  # constants up to this many elements are compared by value
+
+
+def _equal_constants(g: Graph) -> dict:
+    """``{id: first}`` for each small unnamed constant equal (dtype, shape, bytes) to an
+    earlier one, which are dropped from ``g.constants``: the ``1.0`` that each parameter's
+    optimizer rule traces becomes one value, so what is computed from it merges too."""
+    first: dict = {}
+    mapping: dict = {}
+    for c in g.constants:
+        if c.name is not None or c.data.size > SMALL:
+            continue
+        key = (c.data.dtype.str, c.data.shape, c.data.tobytes())
+        if key in first:
+            mapping[c.id] = first[key]
+        else:
+            first[key] = c
+    if mapping:
+        g.constants = [c for c in g.constants if c.id not in mapping]
+    return mapping
 
 
 def replace_all_uses_node(n, mapping: dict) -> None:
