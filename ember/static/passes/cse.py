@@ -2,9 +2,10 @@
 
 Ops are frozen dataclasses, so two nodes applying equal ops to the same input values compute
 the same array and the later one is replaced by the earlier. Small unnamed constants of equal
-dtype, shape and bytes are one value first (``-0.0`` is not ``0.0``). Ops with ``has_side_effects`` are
-never merged, and an optimizer update (which writes state in place while the graph runs) ends
-every merge across it: a read of a parameter after its update is not the read before it.
+dtype, shape and bytes are one value first (``-0.0`` is not ``0.0``). Ops with
+``has_side_effects`` are never merged, and an optimizer update (which writes state in place
+while the graph runs) ends every merge across it: a read of a parameter after its update is
+not the read before it.
 
 >>> import numpy as np
 >>> from ember.static import Graph
