@@ -227,6 +227,7 @@ OP_CASES = {
             (op, (_halves(BF16, 4, 1, 1), _halves(BF16, 4, 6, 16, seed=3)), 0),  # one a row
             (op, (_halves(BF16, 5, 1), _halves(BF16, 1, 8, seed=4)), 0),  # an outer sum
             (op, (_halves(BF16, 3, 8), _halves(BF16, seed=5)), 0),  # one value
+            (op, (_halves(BF16, 6, 2, 16).transpose(1, 0, 2), _halves(BF16, 2, 6, 16)), 0),
         ]
         for op in (ew.Add(), ew.Sub(), ew.Mul())
     },

@@ -50,6 +50,42 @@ def test_vectorized_matches_numpy(xp, dtype, shape, y_shape):
     np.testing.assert_array_equal(z, want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "uint16"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: np.arange(2 * 6 * 16).astype(d).reshape(6, 2, 16).transpose(1, 0, 2),
+        lambda d: np.arange(5 * 64).astype(d).reshape(5, 64)[:, 16:48],  # rows of a slice
+        lambda d: np.arange(3 * 4 * 2 * 8).astype(d).reshape(2, 3, 4, 8).transpose(1, 2, 0, 3),
+        lambda d: np.arange(4 * 16).astype(d).reshape(4, 16)[::-1],  # rows in reverse
+    ],
+)
+def test_vectorized_reads_rows_of_strided_views(xp, dtype, make):
+    """A view whose last axis is contiguous (attention's transposed heads): vectors from each
+    row's own place, beside a full operand and a value."""
+    x = make(dtype)
+    assert not x.flags.c_contiguous
+    y = np.ones(x.shape, dtype)
+    z = np.empty(x.shape, dtype)
+    assert _fma(dtype).run(xp, x, y, z)
+    np.testing.assert_array_equal(z, (x * y + np.arange(x.size).reshape(x.shape)).astype(dtype))
+    assert _fma(dtype).run(xp, y, x, z)  # the rows operand second
+    np.testing.assert_array_equal(z, (y * x + np.arange(x.size).reshape(x.shape)).astype(dtype))
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.ones((2, 6, 10), np.float32).transpose(1, 0, 2),  # rows of 10: not a multiple of 4
+        np.ones((8, 8), np.float32)[:, 2:6][::2],  # rows at 8-byte offsets
+        np.ones((2, 2, 2, 2, 8), np.float32).transpose(1, 0, 2, 3, 4),  # five axes
+    ],
+)
+def test_vectorized_declines_rows_it_cannot_align(xp, x):
+    y, z = np.ones(x.shape, np.float32), np.zeros(x.shape, np.float32)
+    assert not _fma("float32").run(xp, x, y, z)
+
+
 def test_vectorized_mixes_widths_and_reads_outputs(xp):
     """A 2-byte input beside 4-byte ones (4 elements a thread), and an output the operation
     reads (loaded before the operation runs)."""

@@ -12,9 +12,11 @@ Operands it takes, as the output's shape sees them:
 - full: the output's shape, C-contiguous, aligned to the vector's bytes (vector loads);
 - one value: a 0-d or size-1 array (element 0);
 - trailing: a C-contiguous array whose shape is the output's last axes (a bias: ``i % m``);
-- leading: the output's first axes followed by ones (a per-row value: ``i / m``).
+- leading: the output's first axes followed by ones (a per-row value: ``i / m``);
+- rows: the output's shape with a contiguous last axis but any other strides (a transposed
+  view: attention's heads), at most four axes; vector loads from each row's own place.
 
-Anything else (a strided view, a misaligned slice, another broadcast) makes ``run`` return
+Anything else (a strided last axis, a misaligned slice, another broadcast) makes ``run`` return
 False, and the caller launches its ``ElementwiseKernel``, which takes any layout. Outputs
 must be full. An output the operation reads (``out = out + x``) is loaded first.
 
@@ -33,6 +35,7 @@ from . import address, fused
 
 BLOCK = 256  # threads per block; a grid-stride loop covers any size
 MAX_BLOCKS = 65535
+ROW_AXES = 3  # axes in front of the last that a rows operand may have
 MAX_PLANS = 4096  # layouts remembered per kernel (forgotten all at once beyond)
 
 _CTYPE = {
@@ -81,6 +84,8 @@ def _mode(a, shape: tuple, n: int):
         return "v", 0
     if a.size == 1:
         return "s", 0
+    if a.shape == shape and a.strides[-1] == a.itemsize and len(shape) <= 1 + ROW_AXES:
+        return "r", 0
     if not a.flags.c_contiguous or a.ndim > len(shape) or a.size == 0:
         return None
     padded = (1,) * (len(shape) - a.ndim) + tuple(a.shape)
@@ -123,8 +128,9 @@ class Vectorized:
         True
         """
         index = "long long" if wide else "unsigned int"
-        full = [dt for (dt, _), m in zip(self.ins, modes) if m == "v"]
+        full = [dt for (dt, _), m in zip(self.ins, modes) if m in "vr"]
         full += [dt for dt, _ in self.outs]
+        rows = "r" in modes
         head = [self.preamble, f"typedef {index} I;"]
         for size in sorted({dt.itemsize for dt in full}):
             ctypes = sorted({_CTYPE[dt.name] for dt in full if dt.itemsize == size})
@@ -141,20 +147,43 @@ class Vectorized:
                 else (f"ember_vec_{dt.itemsize}")
             )
 
-        params, extents = [], []
+        params, extents, strided = [], [], []
         for (dt, name), m in zip(self.ins, modes):
-            params.append(f"const {_CTYPE[dt.name]}* {name}_p")
+            if m == "r":  # a view's first element, passed as an address (it is no array)
+                params.append(f"long long {name}_a")
+                strided.append(name)
+            else:
+                params.append(f"const {_CTYPE[dt.name]}* {name}_p")
             if m in "tl":
                 extents.append(name)
         params += [f"{_CTYPE[dt.name]}* {name}_p" for dt, name in self.outs]
         params += ["long long n_"] + [f"long long {name}_m" for name in extents]
+        if rows:  # the row length and the outer sizes, then each rows operand's strides
+            params += ["long long row_", "long long d1_", "long long d2_"]
+            params += [f"long long {name}_s{a}" for name in strided for a in range(ROW_AXES)]
+
+        def offset(index: str) -> list[str]:
+            """Each rows operand's element offset ``{name}_o`` of flat element ``index``."""
+            lines = [
+                f"const long long r_ = (long long)({index}) / row_;",
+                f"const long long c_ = (long long)({index}) - r_ * row_;",
+                "const long long i2_ = r_ % d2_, i1_ = (r_ / d2_) % d1_, i0_ = r_ / d2_ / d1_;",
+            ]
+            for name in strided:
+                lines.append(
+                    f"const long long {name}_o = i0_ * {name}_s0 + i1_ * {name}_s1 "
+                    f"+ i2_ * {name}_s2 + c_;"
+                )
+            return lines
 
         def element(vector: bool) -> list[str]:
             lines = []
             for (dt, name), m in zip(self.ins, modes):
                 c = _CTYPE[dt.name]
-                at = {"v": "i", "s": "0", "t": f"i % (I){name}_m", "l": f"i / (I){name}_m"}[m]
-                src = f"{name}_v.v[j]" if vector and m == "v" else f"{name}_p[{at}]"
+                at = {"v": "i", "s": "0", "t": f"i % (I){name}_m", "l": f"i / (I){name}_m"}.get(
+                    m, f"{name}_o"
+                )
+                src = f"{name}_v.v[j]" if vector and m in "vr" else f"{name}_p[{at}]"
                 lines.append(f"const {c} {name} = {src};")
             for (dt, name), load in zip(self.outs, self.loads):
                 c = _CTYPE[dt.name]
@@ -166,15 +195,26 @@ class Vectorized:
             return lines
 
         body = [f'extern "C" __global__ void {self.name}({", ".join(params)}) {{']
+        for (dt, name), m in zip(self.ins, modes):
+            if m == "r":
+                body.append(
+                    f"const {_CTYPE[dt.name]}* {name}_p = (const {_CTYPE[dt.name]}*){name}_a;"
+                )
         body += [
             "const I n = (I)n_;",
             f"const I nv = n / {vec};",
             "const I step = (I)blockDim.x * gridDim.x;",
             "for (I k = (I)blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += step) {",
         ]
+        if rows:
+            body += offset(f"k * {vec}")
         for (dt, name), m in zip(self.ins, modes):
             if m == "v":
                 body.append(f"const {vtype(dt)} {name}_v = ((const {vtype(dt)}*){name}_p)[k];")
+            elif m == "r":
+                body.append(
+                    f"const {vtype(dt)} {name}_v = *(const {vtype(dt)}*)({name}_p + {name}_o);"
+                )
         for (dt, name), load in zip(self.outs, self.loads):
             init = f" = (({vtype(dt)}*){name}_p)[k]" if load else ""
             body.append(f"{vtype(dt)} {name}_v{init};")
@@ -186,7 +226,7 @@ class Vectorized:
         tail = (
             f"for (I i = nv * {vec} + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)"
         )
-        body += [tail + " {"] + element(False) + ["}", "}"]
+        body += [tail + " {"] + (offset("i") if rows else []) + element(False) + ["}", "}"]
         return "\n".join(head + body) + "\n"
 
     def run(self, xp, *arrays) -> bool:
@@ -201,16 +241,21 @@ class Vectorized:
             plan = self._plans[key] = self._plan(xp, arrays)
         if plan is None:
             return False
-        k, grid, tail, aligned = plan
+        k, grid, tail, aligned, strided = plan
         for i, width in aligned:
             if address(arrays[i]) % width:
                 return False
+        if strided:
+            arrays = list(arrays)
+            for i in strided:
+                arrays[i] = np.int64(address(arrays[i]))
         k((grid,), (BLOCK,), (*arrays, *tail))
         return True
 
     def _plan(self, xp, arrays):
-        """``(kernel, grid, trailing arguments, [(operand, alignment)])`` for operands of these
-        shapes, strides and dtypes (the pointers are checked per call), or None."""
+        """``(kernel, grid, trailing arguments, [(operand, alignment)], [rows operands])`` for
+        operands of these shapes, strides and dtypes (the pointers are checked per call), or
+        None."""
         if not fused(xp) or len(arrays) != len(self.ins) + len(self.outs):
             return None
         outs = arrays[len(self.ins) :]
@@ -225,7 +270,7 @@ class Vectorized:
             if mode is None:
                 return None
             modes.append(mode[0])
-            if mode[0] == "v":
+            if mode[0] in "vr":
                 full.append(i)
             elif mode[0] in "tl":
                 extents.append(np.int64(mode[1]))
@@ -236,6 +281,11 @@ class Vectorized:
                 return None
             full.append(i)
         vec = 16 // max(arrays[i].itemsize for i in full)
+        if "r" in modes:
+            rows = self._rows(arrays, modes, shape, vec)
+            if rows is None:
+                return None
+            extents += rows
         wide = n >= 2**31 - 2 * BLOCK * vec
         key = (id(xp), tuple(modes), vec, wide)
         k = self._kernels.get(key)
@@ -243,7 +293,26 @@ class Vectorized:
             k = self._kernels[key] = xp.RawKernel(self.source(tuple(modes), vec, wide), self.name)
         grid = max(1, min(-(-(n // vec) // BLOCK), MAX_BLOCKS))
         aligned = [(i, vec * arrays[i].itemsize) for i in full]
-        return k, grid, (np.int64(n), *extents), aligned
+        strided = [i for i, m in enumerate(modes) if m == "r"]
+        return k, grid, (np.int64(n), *extents), aligned, strided
+
+    @staticmethod
+    def _rows(arrays, modes, shape: tuple, vec: int):
+        """The rows operands' kernel arguments (row length, outer sizes, each one's strides in
+        elements), or None where a vector would leave its row or lose its alignment."""
+        row = shape[-1]
+        outer = (1,) * (1 + ROW_AXES - len(shape)) + tuple(shape[:-1])
+        if row % vec:
+            return None
+        args = [np.int64(row), np.int64(outer[1]), np.int64(outer[2])]
+        for a, m in zip(arrays, modes):
+            if m != "r":
+                continue
+            steps = [s // a.itemsize for s in a.strides[:-1]]
+            if any(s % a.itemsize or (s // a.itemsize) % vec for s in a.strides[:-1]):
+                return None
+            args += [np.int64(s) for s in [0] * (ROW_AXES - len(steps)) + steps]
+        return args
 
 
 __all__ = ["Vectorized", "ctype"]

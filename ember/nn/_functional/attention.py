@@ -41,7 +41,10 @@ def scaled_dot_product_attention(
             f"{tuple(key.shape)} must have the same last dimension"
         )
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = query.matmul(key.transpose(-2, -1)) * s
+    # As PyTorch's math kernel: sqrt(scale) on each of q and k, (L, E) values each, rather than
+    # scale on the (L, S) scores (on a GPU, the scores are the step's largest arrays)
+    r = math.sqrt(abs(s))
+    scores = (query * (-r if s < 0 else r)).matmul((key * r).transpose(-2, -1))
     lq, lk = query.shape[-2], key.shape[-2]
     if is_causal:
         causal = _new_tensor(np.tril(np.ones((lq, lk), dtype=bool)), device=query.device)
