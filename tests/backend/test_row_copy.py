@@ -64,3 +64,19 @@ def test_row_copy_declines(xp, case):
     if case == "no kernels":
         module = np
     assert row_copy.c_order(module, a) is NotImplemented
+
+
+def test_cublas_operands_are_copied_by_rows(xp, monkeypatch):
+    """A batched product's operand with no single batch stride (heads split from rows, or
+    broadcast) is copied by the row kernel before cuBLAS reads it; where that declines, by
+    CuPy."""
+    from ember.backend.kernels import cublas
+
+    monkeypatch.setattr(row_copy, "BLOCK", 32)
+    heads = _a(2, 5, 3, 8).transpose(0, 2, 1, 3)  # (2, 3, 5, 8): batch strides differ
+    shared = np.broadcast_to(_a(1, 5, 8), (3, 5, 8))
+    for x in (heads, shared, _a(4, 6).T):
+        out = cublas.c_order(xp, x)
+        assert out.flags.c_contiguous
+        np.testing.assert_array_equal(out, x)
+    assert ("row_copy", 16) in kernels._cache

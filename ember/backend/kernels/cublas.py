@@ -34,7 +34,9 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-__all__ = ["CaptureUnsupported", "GemmPlan", "batch_stride", "gemm_plan", "matmul"]
+from . import row_copy
+
+__all__ = ["CaptureUnsupported", "GemmPlan", "batch_stride", "c_order", "gemm_plan", "matmul"]
 
 _OP_N, _OP_T = 0, 1
 # cuBLAS data types, keyed by dtype objects (a dict lookup; ``dtype.name`` costs about 5 us)
@@ -184,10 +186,17 @@ def matmul(cp, a, b, out=None):
     return res
 
 
+def c_order(cp, x):
+    """A C-contiguous copy of ``x``: whole rows at a time where its last axis is contiguous
+    (``row_copy.py``: attention's heads, split or broadcast), else CuPy's copy."""
+    out = row_copy.c_order(cp, x)
+    return cp.ascontiguousarray(x) if out is NotImplemented else out
+
+
 def _operand(cp, x):
     """``x`` (2-D) as an operand cuBLAS can read: as it is, or a C-contiguous copy."""
     if _layout(x.shape, x.strides, x.dtype.itemsize) is None:
-        x = cp.ascontiguousarray(x)
+        x = c_order(cp, x)
     return x
 
 
@@ -225,7 +234,7 @@ def _batched(cp, a, b, batch, res) -> None:
             x = cp.broadcast_to(x, tuple(batch) + x.shape[-2:])
         step = batch_stride(x.shape, x.strides, x.dtype.itemsize)
         if step is None:
-            x = cp.ascontiguousarray(x)
+            x = c_order(cp, x)
             step = x.shape[-2] * x.shape[-1]
         return x, step
 
