@@ -130,7 +130,12 @@ def half_io(kind: str) -> str:
 
 def address(a) -> int:
     """The device (CuPy) or host (NumPy, the kernel emulator's arrays) address of ``a``'s first
-    element."""
+    element.
+
+    >>> a = np.zeros(4, np.float32)
+    >>> address(a[1:]) - address(a)
+    4
+    """
     return a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr
 
 

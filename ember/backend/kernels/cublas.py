@@ -188,7 +188,11 @@ def matmul(cp, a, b, out=None):
 
 def c_order(cp, x):
     """A C-contiguous copy of ``x``: whole rows at a time where its last axis is contiguous
-    (``row_copy.py``: attention's heads, split or broadcast), else CuPy's copy."""
+    (``row_copy.py``: attention's heads, split or broadcast), else CuPy's copy.
+
+    >>> c_order(np, np.ones((2, 3)).T).flags.c_contiguous
+    True
+    """
     out = row_copy.c_order(cp, x)
     return cp.ascontiguousarray(x) if out is NotImplemented else out
 

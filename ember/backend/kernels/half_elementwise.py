@@ -68,7 +68,11 @@ def binary(xp, name: str, a, b):
 
 
 def negative(xp, a):
-    """``-a``, or NotImplemented."""
+    """``-a``, or NotImplemented.
+
+    >>> negative(np, np.ones(2, np.float16))
+    NotImplemented
+    """
     kind = _HALF.get(a.dtype)
     if kind is None or not fused(xp):
         return NotImplemented
