@@ -80,6 +80,12 @@ def _last(a):
     )
 
 
+def _masked(a):
+    a[0, ::3] = -np.inf
+    a[1] = -np.inf
+    return a
+
+
 def _halves(dtype, *shape, seed=0):
     a = np.asarray(_rand(*shape, seed=seed) * 300).astype(dtype)
     if a.size >= 8:
@@ -109,11 +115,15 @@ OP_CASES = {
         (Softmax(1), (_rand(5, 70),), 1e-6),
         (Softmax(0), (_rand(3, 4, 9, dtype=np.float64),), 1e-14),
         (Softmax(-1), (_rand(4, 50, dtype=BF16),), 1e-2),
-        (Softmax(-1), (_rand(3, 700),), 1e-6),  # 128 threads a row, several values each
+        (Softmax(-1), (_rand(3, 700),), 1e-6),  # 128 threads a row, two pieces each in registers
+        (Softmax(-1), (_rand(6, 512, dtype=BF16),), 1e-2),  # attention's rows: one piece a thread
+        (Softmax(-1), (_masked(_rand(4, 64)),), 1e-6),  # -inf entries, a row of them
     ],
     "ember.ops.softmax.LogSoftmax": [
         (LogSoftmax(-1), (_rand(5, 70),), 1e-5),
         (LogSoftmax(1), (_rand(3, 4, 9, dtype=np.float64),), 1e-13),
+        (LogSoftmax(-1), (_rand(3, 64, dtype=np.float64),), 1e-13),  # in registers
+        (LogSoftmax(-1), (_rand(2, 8192),), 1e-5),  # too long for registers
     ],
     "ember.ops.norm.LayerNormalize": [
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),

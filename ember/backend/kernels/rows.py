@@ -2,7 +2,8 @@
 per row.
 
 NumPy's softmax is five passes over memory (max, subtract, exp, sum, divide) and layer norm about
-seven; each kernel here reads a row two or three times and writes it once, with the reductions
+seven; each kernel here reads a row two or three times and writes it once (softmax once, with
+the row held in the threads' registers as 16-byte pieces, where it fits), with the reductions
 in shared memory (a tree over the block's threads, float32 or float64 accumulation; a block has
 ``block_for(n)`` threads, about 8 values each, up to ``BLOCK``).
 Rows must be C-contiguous along the reduced axis: the callers move the axis last and copy when
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cached, fused, half_io, raw_view, served, storage_kind
+from . import address, cached, fused, half_io, raw_view, served, storage_kind
 
 BLOCK = 256  # threads per row at most (a power of two)
 
@@ -117,6 +118,68 @@ extern "C" __global__ void ember_softmax(const ST* x, ST* y, long long n) {
 }
 """
 
+# Softmax of a row held in registers: each thread loads RV pieces of VEC values (16 bytes each,
+# one pass over memory), reduces them, and writes them back from its registers.
+_SOFTMAX_REGISTERS = """
+struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+extern "C" __global__ void ember_softmax_registers(const ST* x, ST* y, long long n) {
+  __shared__ A red[BLOCK];
+  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
+  ember_piece* yr = (ember_piece*)(y + (long long)blockIdx.x * n);
+  const long long pieces = n / VEC;
+  const A ninf = (A)__uint_as_float(0xff800000u);
+  A v[RV * VEC];
+  A m = ninf;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    ember_piece p;
+    if (j < pieces) p = xr[j];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      v[r * VEC + e] = j < pieces ? ld(p.v[e]) : ninf;
+      m = fmax(m, v[r * VEC + e]);
+    }
+  }
+  m = block_max(m, red);
+  A s = 0;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+#if LOG
+      v[r * VEC + e] -= m;
+      if (here) s += exp(v[r * VEC + e]);
+#else
+      v[r * VEC + e] = exp(v[r * VEC + e] - m);
+      if (here) s += v[r * VEC + e];
+#endif
+    }
+  }
+  s = block_sum(s, red);
+#if LOG
+  const A ls = log(s);
+#endif
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    if (j < pieces) {
+      ember_piece p;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+#if LOG
+        p.v[e] = st(v[r * VEC + e] - ls);
+#else
+        p.v[e] = st(v[r * VEC + e] / s);
+#endif
+      }
+      yr[j] = p;
+    }
+  }
+}
+"""
+
 _LAYER_NORM = """
 extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A eps) {
   __shared__ A red[BLOCK];
@@ -182,13 +245,16 @@ extern "C" __global__ void ember_row_sum(const ST* x, ST* y, long long n) {
 
 _BODIES = {
     "softmax": (_SOFTMAX, "ember_softmax"),
+    "softmax_registers": (_SOFTMAX_REGISTERS, "ember_softmax_registers"),
     "layer_norm": (_LAYER_NORM, "ember_layer_norm"),
     "layer_norm_grad": (_LAYER_NORM_GRAD, "ember_layer_norm_grad"),
     "row_sum": (_ROW_SUM, "ember_row_sum"),
 }
 
 
-def source(kind: str, storage: str, block: int = BLOCK, log: bool = False) -> str:
+def source(
+    kind: str, storage: str, block: int = BLOCK, log: bool = False, vec: int = 1, rv: int = 1
+) -> str:
     """The complete CUDA source of a row kernel (``kind``: 'softmax', 'layer_norm' or
     'layer_norm_grad') for a
     storage kind ('f32', 'f64', 'f16', 'bf16').
@@ -198,16 +264,30 @@ def source(kind: str, storage: str, block: int = BLOCK, log: bool = False) -> st
     """
     acc, io = _IO[storage]
     body, _ = _BODIES[kind]
-    head = f"#define BLOCK {block}\n#define LOG {int(log)}\ntypedef {acc} A;\n"
-    return head + io + _REDUCE + body
+    head = f"#define BLOCK {block}\n#define LOG {int(log)}\n#define VEC {vec}\n#define RV {rv}\n"
+    return head + f"typedef {acc} A;\n" + io + _REDUCE + body
 
 
-def kernel(xp, kind: str, dtype, log: bool, block: int):
-    """The compiled RawKernel (cached per kind, dtype, variant and block size)."""
+def kernel(xp, kind: str, dtype, log: bool, block: int, vec: int = 1, rv: int = 1):
+    """The compiled RawKernel (cached per kind, dtype, variant, block size and, for a row in
+    registers, the values per piece and pieces per thread)."""
     storage = storage_kind(dtype)
     _, name = _BODIES[kind]
-    key = ("rows", kind, storage, log, block)
-    return cached(key, lambda: xp.RawKernel(source(kind, storage, block, log), name))
+    key = ("rows", kind, storage, log, block, vec, rv)
+    return cached(key, lambda: xp.RawKernel(source(kind, storage, block, log, vec, rv), name))
+
+
+REGISTER_PIECES = 4  # 16-byte pieces a thread may hold: rows up to 4 x 16 x BLOCK bytes
+
+
+def _in_registers(x2, n: int, block: int):
+    """``(values a piece, pieces a thread)`` where rows of ``x2`` fit in the threads' registers
+    as aligned 16-byte pieces, else None."""
+    vec = 16 // x2.itemsize
+    if n % vec or address(x2) % 16:
+        return None
+    rv = -(-(n // vec) // block)
+    return (vec, rv) if rv <= REGISTER_PIECES else None
 
 
 def _rows(xp, x, axes: int):
@@ -228,9 +308,13 @@ def softmax(xp, x, dim: int, log: bool):
     last = dim == x.ndim - 1
     xs = x if last else xp.moveaxis(x, dim, -1)
     x2, n = _rows(xp, xs, 1)
-    y2 = xp.empty_like(x2)
+    y2 = xp.empty(x2.shape, x2.dtype)
     b = block_for(n)
-    k = kernel(xp, "softmax", x.dtype, log, b)
+    fit = _in_registers(x2, n, b)
+    if fit is None:
+        k = kernel(xp, "softmax", x.dtype, log, b)
+    else:
+        k = kernel(xp, "softmax_registers", x.dtype, log, b, *fit)
     k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n)))
     y = y2.reshape(xs.shape)
     return y if last else xp.ascontiguousarray(xp.moveaxis(y, -1, dim))

@@ -38,15 +38,11 @@ MAX_BLOCKS = 65535
 ROW_AXES = 3  # axes in front of the last that a rows operand may have
 MAX_PLANS = 4096  # layouts remembered per kernel (forgotten all at once beyond)
 
+# the dtypes these kernels' parameters take: 16-bit floats as their bits, ReLU's wider bits
 _CTYPE = {
     "bool": "bool",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short",
     "uint16": "unsigned short",
-    "int32": "int",
     "uint32": "unsigned int",
-    "int64": "long long",
     "uint64": "unsigned long long",
     "float32": "float",
     "float64": "double",

@@ -230,7 +230,7 @@ class FusedElementwise(Op):
             ins, outs, op = cuda_source(self.program, names, self.dtype, self.types, self.extra)
             pre = cuda_preamble(names, self.dtype, self.types)
             kernels = _CUPY_KERNELS[key] = (
-                Vectorized(ins, outs, op, "ember_fused", preamble=pre),
+                _vectorized(ins, outs, op, pre),
                 xp.ElementwiseKernel(ins, outs, op, "ember_fused", preamble=pre),
             )
         vec, k = kernels
@@ -253,7 +253,7 @@ class FusedElementwise(Op):
             dest = raw_view(xp, out)
         else:  # the reused input's own view is the output: one array, the same memory
             dest = args[self.reuse]
-        if not vec.run(xp, *ins, dest, *written):
+        if vec is None or not vec.run(xp, *ins, dest, *written):
             k(*ins, dest, *written)
         return out
 
@@ -486,6 +486,14 @@ def _rows(shape: tuple, shapes: list):
             ordered.append((1, width))
             repeats.append(repeat)
     return (rows // repeat, width), ordered, repeats
+
+
+def _vectorized(ins: str, outs: str, op: str, preamble: str):
+    """The program's 16-byte-access kernel, or None for a parameter dtype it does not take."""
+    try:
+        return Vectorized(ins, outs, op, "ember_fused", preamble=preamble)
+    except ValueError:
+        return None
 
 
 @overrides.register(FusedElementwise, "cpu")
