@@ -129,6 +129,8 @@ OP_CASES = {
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),
         (LayerNormalize(1, 1e-5), (_rand(2, 1500),), 2e-6),
         (LayerNormalize(2, 1e-3), (_rand(2, 3, 5, 7, dtype=np.float64),), 1e-12),
+        (LayerNormalize(1, 1e-5), (_rand(4, 64),), 2e-6),  # rows in registers
+        (LayerNormalize(1, 1e-5), (_rand(3, 768, dtype=BF16),), 2e-2),  # 3 pieces a thread
     ],
     "ember.ops.reduce.Sum": [
         (Sum((0,), False), (_rand(40, 7),), 1e-5),

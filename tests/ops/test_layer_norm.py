@@ -340,8 +340,8 @@ def test_cuda_kernels_match_the_cpu(fake_cuda, fn, dtype):
         y = getattr(ember.nn.functional, fn)(x, arg, w, b)
         y.backward(g)
         results.append([t.detach().cpu().float().numpy() for t in (y, x.grad, w.grad, b.grad)])
-    kinds = {k[1] for k in kernels._cache if k[0] == "rows"}
-    assert {"layer_norm", "layer_norm_grad"} <= kinds
+    kinds = {k[1].removesuffix("_registers") for k in kernels._cache if k[0] == "rows"}
+    assert {"layer_norm", "layer_norm_grad"} <= kinds  # either form (rows in registers or not)
     tol = {"bfloat16": 2e-2, "float16": 2e-3}.get(dtype, 1e-5)
     for got, want in zip(*results[::-1]):
         np.testing.assert_allclose(got, want, atol=tol * 4, rtol=tol)

@@ -2,8 +2,8 @@
 per row.
 
 NumPy's softmax is five passes over memory (max, subtract, exp, sum, divide) and layer norm about
-seven; each kernel here reads a row two or three times and writes it once (softmax once, with
-the row held in the threads' registers as 16-byte pieces, where it fits), with the reductions
+seven; each kernel here reads a row two or three times and writes it once (once, with the row
+held in the threads' registers as 16-byte pieces, where it fits), with the reductions
 in shared memory (a tree over the block's threads, float32 or float64 accumulation; a block has
 ``block_for(n)`` threads, about 8 values each, up to ``BLOCK``).
 Rows must be C-contiguous along the reduced axis: the callers move the axis last and copy when
@@ -199,6 +199,114 @@ extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A e
 }
 """
 
+# Layer norm of a row held in registers (as _SOFTMAX_REGISTERS): one read, one write.
+_LAYER_NORM_REGISTERS = """
+struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+extern "C" __global__ void ember_layer_norm_registers(const ST* x, ST* y, long long n, A eps) {
+  __shared__ A red[BLOCK];
+  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
+  ember_piece* yr = (ember_piece*)(y + (long long)blockIdx.x * n);
+  const long long pieces = n / VEC;
+  A v[RV * VEC];
+  A s = 0;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    ember_piece p;
+    if (j < pieces) p = xr[j];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      v[r * VEC + e] = j < pieces ? ld(p.v[e]) : (A)0;
+      s += v[r * VEC + e];
+    }
+  }
+  const A mean = block_sum(s, red) / (A)n;
+  A q = 0;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      v[r * VEC + e] -= mean;
+      if (here) q += v[r * VEC + e] * v[r * VEC + e];
+    }
+  }
+  const A rstd = (A)1 / sqrt(block_sum(q, red) / (A)n + eps);
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    if (j < pieces) {
+      ember_piece p;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) p.v[e] = st(v[r * VEC + e] * rstd);
+      yr[j] = p;
+    }
+  }
+}
+"""
+
+# LayerNormGradInput in registers: x and g read once each.
+_LAYER_NORM_GRAD_REGISTERS = """
+struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+extern "C" __global__ void ember_layer_norm_grad_registers(const ST* g, const ST* x, ST* dx,
+                                                           long long n, A eps) {
+  __shared__ A red[BLOCK];
+  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
+  const ember_piece* gr = (const ember_piece*)(g + (long long)blockIdx.x * n);
+  ember_piece* dr = (ember_piece*)(dx + (long long)blockIdx.x * n);
+  const long long pieces = n / VEC;
+  A c[RV * VEC], gv[RV * VEC];
+  A s = 0;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    ember_piece px, pg;
+    if (j < pieces) {
+      px = xr[j];
+      pg = gr[j];
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      c[r * VEC + e] = j < pieces ? ld(px.v[e]) : (A)0;
+      gv[r * VEC + e] = j < pieces ? ld(pg.v[e]) : (A)0;
+      s += c[r * VEC + e];
+    }
+  }
+  const A mean = block_sum(s, red) / (A)n;
+  A q = 0, sg = 0, sgc = 0;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      c[r * VEC + e] -= mean;
+      if (here) {
+        q += c[r * VEC + e] * c[r * VEC + e];
+        sg += gv[r * VEC + e];
+        sgc += gv[r * VEC + e] * c[r * VEC + e];
+      }
+    }
+  }
+  const A var = block_sum(q, red) / (A)n;
+  sg = block_sum(sg, red);
+  sgc = block_sum(sgc, red);
+  const A rstd = (A)1 / sqrt(var + eps);
+  const A k2 = -rstd * rstd * rstd * sgc / (A)n;
+  const A k3 = -rstd * sg / (A)n;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    const long long j = threadIdx.x + (long long)r * BLOCK;
+    if (j < pieces) {
+      ember_piece p;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e)
+        p.v[e] = st(rstd * gv[r * VEC + e] + k2 * c[r * VEC + e] + k3);
+      dr[j] = p;
+    }
+  }
+}
+"""
+
 # LayerNormGradInput: rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, the statistics
 # recomputed from x: a pass for the mean, one for the variance and the two sums of g, one to write.
 _LAYER_NORM_GRAD = """
@@ -247,7 +355,9 @@ _BODIES = {
     "softmax": (_SOFTMAX, "ember_softmax"),
     "softmax_registers": (_SOFTMAX_REGISTERS, "ember_softmax_registers"),
     "layer_norm": (_LAYER_NORM, "ember_layer_norm"),
+    "layer_norm_registers": (_LAYER_NORM_REGISTERS, "ember_layer_norm_registers"),
     "layer_norm_grad": (_LAYER_NORM_GRAD, "ember_layer_norm_grad"),
+    "layer_norm_grad_registers": (_LAYER_NORM_GRAD_REGISTERS, "ember_layer_norm_grad_registers"),
     "row_sum": (_ROW_SUM, "ember_row_sum"),
 }
 
@@ -290,6 +400,14 @@ def _in_registers(x2, n: int, block: int):
     return (vec, rv) if rv <= REGISTER_PIECES else None
 
 
+def _variant(xp, kind: str, dtype, block: int, fit, log: bool = False):
+    """``kind``'s kernel, or its row-in-registers form where ``fit`` (``_in_registers``) says
+    the rows fit."""
+    if fit is None:
+        return kernel(xp, kind, dtype, log, block)
+    return kernel(xp, f"{kind}_registers", dtype, log, block, *fit)
+
+
 def _rows(xp, x, axes: int):
     """x as a C-contiguous (rows, n) array over its last ``axes`` axes."""
     n = 1
@@ -310,11 +428,7 @@ def softmax(xp, x, dim: int, log: bool):
     x2, n = _rows(xp, xs, 1)
     y2 = xp.empty(x2.shape, x2.dtype)
     b = block_for(n)
-    fit = _in_registers(x2, n, b)
-    if fit is None:
-        k = kernel(xp, "softmax", x.dtype, log, b)
-    else:
-        k = kernel(xp, "softmax_registers", x.dtype, log, b, *fit)
+    k = _variant(xp, "softmax", x.dtype, b, _in_registers(x2, n, b), log)
     k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n)))
     y = y2.reshape(xs.shape)
     return y if last else xp.ascontiguousarray(xp.moveaxis(y, -1, dim))
@@ -326,10 +440,10 @@ def layer_norm(xp, x, axes: int, eps: float):
     if not fused(xp) or x.size == 0 or not served(x.dtype):
         return NotImplemented
     x2, n = _rows(xp, x, axes)
-    y2 = xp.empty_like(x2)
+    y2 = xp.empty(x2.shape, x2.dtype)
     acc = np.float64 if x.dtype == np.float64 else np.float32
     b = block_for(n)
-    k = kernel(xp, "layer_norm", x.dtype, False, b)
+    k = _variant(xp, "layer_norm", x.dtype, b, _in_registers(x2, n, b))
     k((x2.shape[0],), (b,), (raw_view(xp, x2), raw_view(xp, y2), np.int64(n), acc(eps)))
     return y2.reshape(x.shape)
 
@@ -342,10 +456,11 @@ def layer_norm_grad(xp, g, x, axes: int, eps: float):
         return NotImplemented
     x2, n = _rows(xp, x, axes)
     g2, _ = _rows(xp, g, axes)
-    dx2 = xp.empty_like(x2)
+    dx2 = xp.empty(x2.shape, x2.dtype)
     acc = np.float64 if x.dtype == np.float64 else np.float32
     b = block_for(n)
-    k = kernel(xp, "layer_norm_grad", x.dtype, False, b)
+    fit = _in_registers(x2, n, b)
+    k = _variant(xp, "layer_norm_grad", x.dtype, b, fit if address(g2) % 16 == 0 else None)
     args = (raw_view(xp, g2), raw_view(xp, x2), raw_view(xp, dx2), np.int64(n), acc(eps))
     k((x2.shape[0],), (b,), args)
     return dx2.reshape(x.shape)
