@@ -5,6 +5,10 @@
 # benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
 # Every step has its own time limit (one device call is 600 s at most: with ONLY, pick steps).
 # ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
+# A baseline in the same call: with an earlier tree's ember/ and benchmarks/ in .base/ (here, once:
+# `mkdir .base && git archive REV ember benchmarks | tar -x -C .base`, `.base/` in
+# .git/info/exclude, and `.base` in the call's carry), the eager A/B step and each benchmark step
+# also run on it, alternating (step names ending in -base).
 set -u
 base=${OUT:-gpu-logs}
 out=$base/logs  # bundled into $base/logs.tgz at the end: the device tool returns at most 8 files
@@ -23,7 +27,7 @@ summary="$out/summary.log"
 step() {  # step NAME SECONDS COMMAND...: run with a limit, log it, summarise it
     local name=$1 limit=$2 start rc
     shift 2
-    if [[ -n "${ONLY:-}" && ! "$name" =~ ^($ONLY)$ ]]; then return; fi
+    if [[ -n "${ONLY:-}" && ! "${name%-base}" =~ ^($ONLY)$ ]]; then return; fi
     echo "== $name (limit ${limit}s): $*" >> "$summary"
     start=$(date +%s)
     timeout "$limit" "$@" > "$out/$name.log" 2>&1
@@ -49,9 +53,19 @@ step train-resnet18 50 python -m ember train --device cuda --model resnet18 \
 step train-resnet18-compiled 50 python -m ember train --device cuda --model resnet18 \
     --data "$out/cifar" --epochs 1 --batch-size 128 --compile -q \
     --out "$out/run-resnet18-compiled"
-step bench-resnet18 80 python benchmarks/gpu_resnet18.py --steps 10 --repeats 2 --compiled \
+both() {  # both NAME SECONDS SCRIPT ARGS...: this tree's benchmark, then .base's where it exists
+    local name=$1 limit=$2 script=$3
+    shift 3
+    step "$name" "$limit" python "benchmarks/$script" "$@"
+    if [[ -d .base/ember ]]; then
+        PYTHONPATH=$PWD/.base${PYTHONPATH#"$PWD"} step "$name-base" "$limit" \
+            python ".base/benchmarks/$script" "$@"
+    fi
+}
+both eager-ab 120 gpu_transformer.py --steps 10 --repeats 3 --dtypes bfloat16
+both bench-resnet18 80 gpu_resnet18.py --steps 10 --repeats 2 --compiled \
     --dtypes float32,amp_bfloat16,tf32
-step bench-transformer 80 python benchmarks/gpu_transformer.py --steps 5 --repeats 2 --compiled \
+both bench-transformer 80 gpu_transformer.py --steps 5 --repeats 2 --compiled \
     --dtypes bfloat16,amp_bfloat16,tf32
 step dispatch 40 python benchmarks/dispatch_overhead.py --device cuda --number 1000 --repeats 3
 step profile-transformer 60 python tools/gpu_profile.py transformer --rows 30
