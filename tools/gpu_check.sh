@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check (issue 11, item 5), prepared to run once on a lent NVIDIA machine, from the
 # project root: the whole cuda suite, `ember train --device cuda` with and without --compile on
-# cnn (digits) and resnet18 (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU
-# benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
+# cnn (digits; also with --amp: float16 + GradScaler eager, bfloat16 compiled) and resnet18
+# (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
 # Every step has its own time limit (one device call is 600 s at most: with ONLY, pick steps).
 # ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
 # A baseline in the same call: with an earlier tree's ember/ and benchmarks/ in .base/ (here, once:
@@ -48,6 +48,10 @@ step tests 150 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
 step train-cnn 40 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"
 step train-cnn-compiled 40 python -m ember train --device cuda --epochs 15 --compile -q \
     --out "$out/run-cnn-compiled"
+step train-cnn-amp 40 python -m ember train --device cuda --epochs 15 --amp float16 -q \
+    --out "$out/run-cnn-amp"
+step train-cnn-amp-compiled 40 python -m ember train --device cuda --epochs 15 --amp bfloat16 \
+    --compile -q --out "$out/run-cnn-amp-compiled"
 step train-resnet18 50 python -m ember train --device cuda --model resnet18 \
     --data "$out/cifar" --epochs 1 --batch-size 128 -q --out "$out/run-resnet18"
 step train-resnet18-compiled 50 python -m ember train --device cuda --model resnet18 \
