@@ -2,7 +2,8 @@
 # The GPU check (issue 11, item 5), prepared to run once on a lent NVIDIA machine, from the
 # project root: the whole cuda suite, `ember train --device cuda` with and without --compile on
 # cnn (digits; also with --amp: float16 + GradScaler eager, bfloat16 compiled) and resnet18
-# (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU benchmarks. Logs land in ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
+# (CIFAR-shaped data from tools/make_cifar_like.py), and the GPU benchmarks. Logs land in
+# ${OUT:-gpu-logs}/logs.tgz, one per step, with summary.log beside it.
 # Every step has its own time limit (one device call is 600 s at most: with ONLY, pick steps).
 # ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
 # A baseline in the same call: with an earlier tree's ember/ and benchmarks/ in .base/ (here, once:
