@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
+import ml_dtypes
 import numpy as np
 
 from .. import _config
@@ -54,6 +55,7 @@ INNER = 16
 MAX_PARTIALS = 1 << 20
 
 FLOATS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}  # the dtypes it splits
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 class _Library:
@@ -317,11 +319,20 @@ def matmul(a, b, out=None):
     threads' parts summed: ``INNER``, ``MAX_PARTIALS``), others by matrices, rows or columns.
     Anything else is ``np.matmul``.
 
+    bfloat16 (ml_dtypes) operands are widened to float32 first (exact) and multiplied by BLAS:
+    NumPy's own bfloat16 product has no BLAS loop (about 10x slower) and answers in float32 too.
+
     >>> import numpy as np
     >>> a = np.ones((3, 4, 5), np.float32)
     >>> matmul(a, np.ones((5, 2), np.float32)).shape
     (3, 4, 2)
     """
+    if type(a) is np.ndarray and a.dtype == _BF16 and type(b) is np.ndarray and b.dtype == _BF16:
+        r = matmul(a.astype(np.float32), b.astype(np.float32))
+        if out is None:
+            return r
+        out[...] = r
+        return out
     if (
         type(a) is not np.ndarray
         or type(b) is not np.ndarray

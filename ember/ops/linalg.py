@@ -104,14 +104,14 @@ def _matmul_cuda(op, xp, a, b):
 @register(MatMul, "cpu")
 def _matmul_cpu(op, xp, a, b):
     """Large float32/float64 products split over numba's threads, one BLAS thread each
-    (``ember.backend.blas``); NotImplemented (the body) where that is off or for outer
-    products."""
+    (``ember.backend.blas``), and bfloat16 products through float32 BLAS; NotImplemented (the
+    body) where that is off or for outer products."""
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] == 1 or a.dtype != b.dtype:
+        return NotImplemented
+    if a.dtype == _BF16:  # NumPy's bfloat16 product has no BLAS loop: float32 BLAS, exact inputs
+        return _blas.matmul(a, b).astype(_BF16)
     if (
-        a.ndim < 2
-        or b.ndim < 2
-        or a.shape[-1] == 1
-        or a.size * b.shape[-1] < _blas.MIN_SPLIT_WORK  # small: the body, without more checks
-        or a.dtype != b.dtype
+        a.size * b.shape[-1] < _blas.MIN_SPLIT_WORK  # small: the body, without more checks
         or a.dtype not in _blas.FLOATS
         or not _blas.active()
     ):

@@ -418,6 +418,9 @@ CPU_OP_CASES = {
         (MatMul(), (_rand(16, 64, 40, dtype=F64), _rand(16, 40, 70, dtype=F64)), 1e-12),
         (MatMul(), (_rand(3, 400, 50), _rand(50, 30)), 1e-4),
         (MatMul(), (_rand(300, 100, dtype=F64), _rand(100, 60, dtype=F64)), 1e-12),
+        # bfloat16 through float32 BLAS (NumPy's own bfloat16 product has no BLAS loop)
+        (MatMul(), (_rand(300, 100, dtype=BF16), _rand(100, 60, dtype=BF16)), 2e-2),
+        (MatMul(), (_rand(4, 30, 50, dtype=BF16), _rand(50, 20, dtype=BF16)), 2e-2),
     ],
     "ember.ops.broadcast.SumTo": [  # matrix-vector products with ones (ops._layout_sums)
         (SumTo((1, 6, 1, 1)), (_last(_rand(16, 6, 16, 16)),), 1e-4),
