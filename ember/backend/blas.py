@@ -320,7 +320,8 @@ def matmul(a, b, out=None):
     Anything else is ``np.matmul``.
 
     bfloat16 (ml_dtypes) operands are widened to float32 first (exact) and multiplied by BLAS:
-    NumPy's own bfloat16 product has no BLAS loop (about 10x slower) and answers in float32 too.
+    NumPy's own bfloat16 product has no BLAS loop (1.6-1.9x the time on the digits model's
+    products, 4096 x 288 x 64 and alike, on 2 cores) and answers in float32 too.
 
     >>> import numpy as np
     >>> a = np.ones((3, 4, 5), np.float32)
