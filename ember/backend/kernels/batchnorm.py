@@ -341,9 +341,8 @@ def affine(xp, x, w, b, a: int, c: int, ell: int):
     x = xp.ascontiguousarray(x)
     w2, b2 = (x if p is None else xp.ascontiguousarray(p) for p in (w, b))
     y = xp.empty(x.shape, x.dtype)
-    if ell == 1 and _affine_last(xp, x, w, b).run(
-        xp, *_present(xp, x, w2, b2, w, b), raw_view(xp, y)
-    ):
+    present = [a for a, p in ((x, x), (w2, w), (b2, b)) if p is not None]
+    if ell == 1 and _affine_last(xp, x, w, b).run(xp, *present, y):
         return y
     (k,) = _kernels(xp, "affine", x)
     i64 = np.int64
@@ -351,10 +350,6 @@ def affine(xp, x, w, b, a: int, c: int, ell: int):
     args = (raw_view(xp, x), raw_view(xp, y), raw_view(xp, w2), raw_view(xp, b2))
     k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(ell), i64(c), i64(flags)))
     return y
-
-
-def _present(xp, x, w2, b2, w, b) -> list:
-    return [raw_view(xp, a) for a, p in ((x, x), (w2, w), (b2, b)) if p is not None]
 
 
 def _affine_last(xp, x, w, b) -> Vectorized:
