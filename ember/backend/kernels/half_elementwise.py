@@ -16,17 +16,21 @@ NotImplemented
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from ... import _caches
-from . import _cache, fused, half_io
+from . import _STORAGE, _cache, fused, half_io
 from .vectorized import Vectorized
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*"}
-_HALF = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16"}
 _SHAPES: dict = {}  # (shape, shape) -> broadcast shape, or None where they do not broadcast
 _caches.register("16-bit elementwise broadcast shapes", _SHAPES.clear, _SHAPES.__len__)
+
+
+def _half(dtype):
+    """``dtype``'s storage kind where it is float16 / bfloat16, else None."""
+    kind = _STORAGE.get(dtype)
+    return kind if kind in ("f16", "bf16") else None
 
 
 def _kernel(name: str, kind: str) -> Vectorized:
@@ -57,7 +61,7 @@ def _broadcast(sa: tuple, sb: tuple):
 
 def binary(xp, name: str, a, b):
     """``a <op> b`` for ``name`` in add / sub / mul (broadcasting), or NotImplemented."""
-    kind = _HALF.get(a.dtype)
+    kind = _half(a.dtype)
     if kind is None or b.dtype != a.dtype or type(b) is not type(a) or not fused(xp):
         return NotImplemented
     shape = a.shape if a.shape == b.shape else _broadcast(a.shape, b.shape)
@@ -73,7 +77,7 @@ def negative(xp, a):
     >>> negative(np, np.ones(2, np.float16))
     NotImplemented
     """
-    kind = _HALF.get(a.dtype)
+    kind = _half(a.dtype)
     if kind is None or not fused(xp):
         return NotImplemented
     out = xp.empty(a.shape, a.dtype)
