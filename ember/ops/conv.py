@@ -74,6 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _config
+from .. import dtypes as _dt
 from .._config import state
 from .._errors import ShapeError
 from ..backend import blas as _blas
@@ -667,12 +668,27 @@ def _conv2d_winograd(op, xp, x, w):
     return y
 
 
+_BF16 = np.dtype(_dt.bfloat16.np)
+
+
+def _in_float32(op, xp, a, b):
+    """``op`` on two bfloat16 host arrays, computed on float32 copies (exact: the float32 fast
+    paths, Winograd and the numba kernels, serve it) and rounded once; None for other dtypes.
+    NumPy has no bfloat16 loops of its own worth taking (``docs/amp.md``)."""
+    if xp is not np or a.dtype != _BF16 or b.dtype != _BF16:
+        return None
+    return overrides.run(op, xp, a.astype(np.float32), b.astype(np.float32)).astype(_BF16)
+
+
 @overrides.register(Conv2d, "cpu")
 def _conv2d_cpu(op, xp, x, w):
     """Conv2d (and the input gradient's gathering convolution, which inherits it): one input
     channel with few filters by the direct kernel (``_direct_numba``), Winograd where it serves
     (``_conv2d_winograd``), else the op's body with the channels-last patches gathered in one
-    numba pass; NotImplemented without the kernels."""
+    numba pass; bfloat16 through float32 (``_in_float32``); NotImplemented without the
+    kernels."""
+    if (out := _in_float32(op, xp, x, w)) is not None:
+        return out
     if _direct_numba.applies(op, x, w, w.shape[2:], w.shape[0]):
         out = _direct_numba.conv(x, w, op.padding)
         if out is not NotImplemented:
@@ -694,6 +710,8 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
     for all kernel offsets and one numba pass adding the patch rows into the padded gradient;
     NotImplemented (the op's body) where it gathers, for groups, without the kernel, or when
     the patch rows would exceed ``backend.memory.block_bytes``."""
+    if (out := _in_float32(op, xp, g, w)) is not None:
+        return out
     o, cg, kh, kw = w.shape
     n, c, h, wd = op.x_shape
     _, _, ho, wo = g.shape
@@ -728,6 +746,8 @@ def _conv2d_grad_weight_cpu(op, xp, x, g):
     where the forward pass took it (the same ``pays``): from the transformed tiles it kept,
     or, where none are held, transforming the input again block by block (64x64x32x32 -> 64,
     two threads: 23 ms against im2col's 43-46 ms); else NotImplemented (im2col)."""
+    if (out := _in_float32(op, xp, x, g)) is not None:
+        return out
     o, c, kh, kw = op.w_shape
     n, _, ho, wo = g.shape
     direct = _direct_numba.applies(op, x, g, (kh, kw), o)
