@@ -311,6 +311,20 @@ kernel = gemm
 """
 
 
+def _bf16_pair(a, b) -> bool:
+    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == _BF16
+
+
+def _bfloat16(a, b, out):
+    """``matmul`` of two bfloat16 host arrays on exact float32 copies (the answer in float32, as
+    NumPy's own bfloat16 product gives it, or written into ``out``)."""
+    r = matmul(a.astype(np.float32), b.astype(np.float32))
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
 def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, split over numba's threads where ``active()`` and the
     product has at least ``MIN_SPLIT_WORK`` multiply-adds: float32 or float64 host arrays of one
@@ -328,12 +342,6 @@ def matmul(a, b, out=None):
     >>> matmul(a, np.ones((5, 2), np.float32)).shape
     (3, 4, 2)
     """
-    if type(a) is np.ndarray and a.dtype == _BF16 and type(b) is np.ndarray and b.dtype == _BF16:
-        r = matmul(a.astype(np.float32), b.astype(np.float32))
-        if out is None:
-            return r
-        out[...] = r
-        return out
     if (
         type(a) is not np.ndarray
         or type(b) is not np.ndarray
@@ -343,7 +351,7 @@ def matmul(a, b, out=None):
         or (b.ndim == 3 and b.shape[0] != a.shape[0])
         or a.shape[-1] != b.shape[-2]
     ):
-        return np.matmul(a, b, out=out)
+        return _bfloat16(a, b, out) if _bf16_pair(a, b) else np.matmul(a, b, out=out)
     shape = a.shape[:-1] + b.shape[-1:]
     work = a.size * shape[-1]
     if work < MIN_SPLIT_WORK or not active():

@@ -108,14 +108,10 @@ def _matmul_cpu(op, xp, a, b):
     body) where that is off or for outer products."""
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] == 1 or a.dtype != b.dtype:
         return NotImplemented
-    if a.dtype == _BF16:  # NumPy's bfloat16 product has no BLAS loop: float32 BLAS, exact inputs
-        return _blas.matmul(a, b).astype(_BF16)
-    if (
-        a.size * b.shape[-1] < _blas.MIN_SPLIT_WORK  # small: the body, without more checks
-        or a.dtype not in _blas.FLOATS
-        or not _blas.active()
-    ):
-        return NotImplemented
+    if a.dtype not in _blas.FLOATS:  # bfloat16: NumPy's product has no BLAS loop, float32's has
+        return _blas.matmul(a, b).astype(_BF16) if a.dtype == _BF16 else NotImplemented
+    if a.size * b.shape[-1] < _blas.MIN_SPLIT_WORK or not _blas.active():
+        return NotImplemented  # small: the body, without more checks
     return _blas.matmul(a, b)
 
 

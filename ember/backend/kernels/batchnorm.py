@@ -341,9 +341,10 @@ def affine(xp, x, w, b, a: int, c: int, ell: int):
     x = xp.ascontiguousarray(x)
     w2, b2 = (x if p is None else xp.ascontiguousarray(p) for p in (w, b))
     y = xp.empty(x.shape, x.dtype)
-    present = [a for a, p in ((x, x), (w2, w), (b2, b)) if p is not None]
-    if ell == 1 and _affine_last(xp, x, w, b).run(xp, *present, y):
-        return y
+    if ell == 1:
+        present = [a for a, p in ((x, x), (w2, w), (b2, b)) if p is not None]
+        if _affine_last(xp, x, w, b).run(xp, *present, y):
+            return y
     (k,) = _kernels(xp, "affine", x)
     i64 = np.int64
     flags = (w is not None) + 2 * (b is not None)

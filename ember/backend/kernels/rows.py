@@ -118,67 +118,77 @@ extern "C" __global__ void ember_softmax(const ST* x, ST* y, long long n) {
 }
 """
 
-# Softmax of a row held in registers: each thread loads RV pieces of VEC values (16 bytes each,
-# one pass over memory), reduces them, and writes them back from its registers.
-_SOFTMAX_REGISTERS = """
+# A row held in registers: each thread loads RV pieces of VEC values (16 bytes each, one pass
+# over memory, pieces t, t + BLOCK, ...; ``fill`` past the row's end), and stores them back.
+_PIECES = """
 struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+__device__ __forceinline__ bool held(int r, long long pieces) {
+  return threadIdx.x + (long long)r * BLOCK < pieces;
+}
+__device__ __forceinline__ void load_row(const ST* row, long long pieces, A* v, A fill) {
+  const ember_piece* p = (const ember_piece*)row;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    ember_piece q;
+    if (held(r, pieces)) q = p[threadIdx.x + (long long)r * BLOCK];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) v[r * VEC + e] = held(r, pieces) ? ld(q.v[e]) : fill;
+  }
+}
+__device__ __forceinline__ void store_row(ST* row, long long pieces, const A* v) {
+  ember_piece* p = (ember_piece*)row;
+#pragma unroll
+  for (int r = 0; r < RV; ++r) {
+    if (!held(r, pieces)) continue;
+    ember_piece q;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) q.v[e] = st(v[r * VEC + e]);
+    p[threadIdx.x + (long long)r * BLOCK] = q;
+  }
+}
+"""
+
+# Softmax of a row held in registers (``_PIECES``).
+_SOFTMAX_REGISTERS = (
+    _PIECES
+    + """
 extern "C" __global__ void ember_softmax_registers(const ST* x, ST* y, long long n) {
   __shared__ A red[BLOCK];
-  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
-  ember_piece* yr = (ember_piece*)(y + (long long)blockIdx.x * n);
   const long long pieces = n / VEC;
   const A ninf = (A)__uint_as_float(0xff800000u);
   A v[RV * VEC];
+  load_row(x + (long long)blockIdx.x * n, pieces, v, ninf);
   A m = ninf;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    ember_piece p;
-    if (j < pieces) p = xr[j];
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      v[r * VEC + e] = j < pieces ? ld(p.v[e]) : ninf;
-      m = fmax(m, v[r * VEC + e]);
-    }
-  }
+  for (int i = 0; i < RV * VEC; ++i) m = fmax(m, v[i]);
   m = block_max(m, red);
   A s = 0;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
+  for (int i = 0; i < RV * VEC; ++i) {
 #if LOG
-      v[r * VEC + e] -= m;
-      if (here) s += exp(v[r * VEC + e]);
+    v[i] -= m;
+    if (held(i / VEC, pieces)) s += exp(v[i]);
 #else
-      v[r * VEC + e] = exp(v[r * VEC + e] - m);
-      if (here) s += v[r * VEC + e];
+    v[i] = exp(v[i] - m);
+    if (held(i / VEC, pieces)) s += v[i];
 #endif
-    }
   }
   s = block_sum(s, red);
 #if LOG
   const A ls = log(s);
 #endif
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    if (j < pieces) {
-      ember_piece p;
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) {
+  for (int i = 0; i < RV * VEC; ++i) {
 #if LOG
-        p.v[e] = st(v[r * VEC + e] - ls);
+    v[i] -= ls;
 #else
-        p.v[e] = st(v[r * VEC + e] / s);
+    v[i] /= s;
 #endif
-      }
-      yr[j] = p;
-    }
   }
+  store_row(y + (long long)blockIdx.x * n, pieces, v);
 }
 """
+)
 
 _LAYER_NORM = """
 extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A eps) {
@@ -199,92 +209,56 @@ extern "C" __global__ void ember_layer_norm(const ST* x, ST* y, long long n, A e
 }
 """
 
-# Layer norm of a row held in registers (as _SOFTMAX_REGISTERS): one read, one write.
-_LAYER_NORM_REGISTERS = """
-struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+# Layer norm of a row held in registers (``_PIECES``): one read, one write.
+_LAYER_NORM_REGISTERS = (
+    _PIECES
+    + """
 extern "C" __global__ void ember_layer_norm_registers(const ST* x, ST* y, long long n, A eps) {
   __shared__ A red[BLOCK];
-  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
-  ember_piece* yr = (ember_piece*)(y + (long long)blockIdx.x * n);
   const long long pieces = n / VEC;
   A v[RV * VEC];
+  load_row(x + (long long)blockIdx.x * n, pieces, v, (A)0);
   A s = 0;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    ember_piece p;
-    if (j < pieces) p = xr[j];
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      v[r * VEC + e] = j < pieces ? ld(p.v[e]) : (A)0;
-      s += v[r * VEC + e];
-    }
-  }
+  for (int i = 0; i < RV * VEC; ++i) s += v[i];
   const A mean = block_sum(s, red) / (A)n;
   A q = 0;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      v[r * VEC + e] -= mean;
-      if (here) q += v[r * VEC + e] * v[r * VEC + e];
-    }
+  for (int i = 0; i < RV * VEC; ++i) {
+    v[i] -= mean;
+    if (held(i / VEC, pieces)) q += v[i] * v[i];
   }
   const A rstd = (A)1 / sqrt(block_sum(q, red) / (A)n + eps);
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    if (j < pieces) {
-      ember_piece p;
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) p.v[e] = st(v[r * VEC + e] * rstd);
-      yr[j] = p;
-    }
-  }
+  for (int i = 0; i < RV * VEC; ++i) v[i] *= rstd;
+  store_row(y + (long long)blockIdx.x * n, pieces, v);
 }
 """
+)
 
 # LayerNormGradInput in registers: x and g read once each.
-_LAYER_NORM_GRAD_REGISTERS = """
-struct alignas(VEC * sizeof(ST)) ember_piece { ST v[VEC]; };
+_LAYER_NORM_GRAD_REGISTERS = (
+    _PIECES
+    + """
 extern "C" __global__ void ember_layer_norm_grad_registers(const ST* g, const ST* x, ST* dx,
                                                            long long n, A eps) {
   __shared__ A red[BLOCK];
-  const ember_piece* xr = (const ember_piece*)(x + (long long)blockIdx.x * n);
-  const ember_piece* gr = (const ember_piece*)(g + (long long)blockIdx.x * n);
-  ember_piece* dr = (ember_piece*)(dx + (long long)blockIdx.x * n);
   const long long pieces = n / VEC;
   A c[RV * VEC], gv[RV * VEC];
+  load_row(x + (long long)blockIdx.x * n, pieces, c, (A)0);
+  load_row(g + (long long)blockIdx.x * n, pieces, gv, (A)0);
   A s = 0;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    ember_piece px, pg;
-    if (j < pieces) {
-      px = xr[j];
-      pg = gr[j];
-    }
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      c[r * VEC + e] = j < pieces ? ld(px.v[e]) : (A)0;
-      gv[r * VEC + e] = j < pieces ? ld(pg.v[e]) : (A)0;
-      s += c[r * VEC + e];
-    }
-  }
+  for (int i = 0; i < RV * VEC; ++i) s += c[i];
   const A mean = block_sum(s, red) / (A)n;
   A q = 0, sg = 0, sgc = 0;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const bool here = threadIdx.x + (long long)r * BLOCK < pieces;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      c[r * VEC + e] -= mean;
-      if (here) {
-        q += c[r * VEC + e] * c[r * VEC + e];
-        sg += gv[r * VEC + e];
-        sgc += gv[r * VEC + e] * c[r * VEC + e];
-      }
+  for (int i = 0; i < RV * VEC; ++i) {
+    c[i] -= mean;
+    if (held(i / VEC, pieces)) {
+      q += c[i] * c[i];
+      sg += gv[i];
+      sgc += gv[i] * c[i];
     }
   }
   const A var = block_sum(q, red) / (A)n;
@@ -294,18 +268,11 @@ extern "C" __global__ void ember_layer_norm_grad_registers(const ST* g, const ST
   const A k2 = -rstd * rstd * rstd * sgc / (A)n;
   const A k3 = -rstd * sg / (A)n;
 #pragma unroll
-  for (int r = 0; r < RV; ++r) {
-    const long long j = threadIdx.x + (long long)r * BLOCK;
-    if (j < pieces) {
-      ember_piece p;
-#pragma unroll
-      for (int e = 0; e < VEC; ++e)
-        p.v[e] = st(rstd * gv[r * VEC + e] + k2 * c[r * VEC + e] + k3);
-      dr[j] = p;
-    }
-  }
+  for (int i = 0; i < RV * VEC; ++i) c[i] = rstd * gv[i] + k2 * c[i] + k3;
+  store_row(dx + (long long)blockIdx.x * n, pieces, c);
 }
 """
+)
 
 # LayerNormGradInput: rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, the statistics
 # recomputed from x: a pass for the mean, one for the variance and the two sums of g, one to write.
