@@ -27,6 +27,7 @@ from .._tensor import POST_ACCUMULATE_HOOKS, Tensor
 from ..backend import full
 from ..backend.cuda import device_context
 from ..dtypes import is_float_np
+from ..ops import _arith_numba as _arith
 from ..ops.base import apply
 from ..ops.elementwise import ADD
 
@@ -442,8 +443,9 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
         tracer.accumulate(old, g)
         return
     try:
-        with device_context(old._data):
-            old._data += g._data
+        if _arith.binary("add", old._data, g._data, out=old._data) is None:  # large: threads
+            with device_context(old._data):
+                old._data += g._data
     except ValueError:  # a read-only or otherwise unwritable .grad set by the user
         t._grad = apply(ADD, old, g)
         return

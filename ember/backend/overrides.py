@@ -185,6 +185,19 @@ def _first(fn, op, xp, *arrays):
     return op.forward(xp, *arrays) if out is NotImplemented else out
 
 
+def unbind(step: Callable):
+    """``(override, op)`` for a function ``bind`` made around an override, else None (the
+    function is the op's ``forward``): for executors that call the two themselves.
+
+    >>> from ember.ops.elementwise import ADD
+    >>> unbind(bind(ADD, "cpu")) is None
+    True
+    """
+    if type(step) is functools.partial and step.func is _first:
+        return step.args
+    return None
+
+
 __all__ = [
     "DEVICE_TYPES",
     "register",
@@ -194,6 +207,7 @@ __all__ = [
     "table",
     "run",
     "bind",
+    "unbind",
     "device_type",
     "qualname",
 ]

@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ..backend import xp_of
 from ..backend.cuda import device_context
 from ..dtypes import is_float_np
+from ..ops import _arith_numba as _arith
 from ..ops import elementwise as E
 from . import elementwise as F
 
@@ -190,6 +191,9 @@ def _fast(x: Tensor, other, name: str) -> bool:
         return False
     if x._readonly:
         return False
+    if type(xd) is np.ndarray and _arith.binary(name[:-1], xd, od, out=xd) is not None:
+        x._version[0] += 1  # a large update on numba's threads
+        return True
     try:
         with device_context(xd):
             _OPS[name].forward(np if type(xd) is np.ndarray else xp_of(xd), xd, od, out=xd)
@@ -290,8 +294,9 @@ def fill_(self: Tensor, value) -> Tensor:
     if not _recording(self, (value,)):
         if self._readonly:
             raise EmberError("fill_: the tensor is a read-only broadcast view; clone() it first")
-        with device_context(self._data):
-            self._data[...] = value._data if isinstance(value, Tensor) else value
+        if not _arith.fill(self._data, value):  # large arrays on numba's threads
+            with device_context(self._data):
+                self._data[...] = value._data if isinstance(value, Tensor) else value
         self._version[0] += 1
         return self
     from .creation import zeros_like

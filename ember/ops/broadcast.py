@@ -11,6 +11,7 @@ tensor([[2., 2., 2.]])
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .. import dtypes as _dt
@@ -56,17 +57,14 @@ class SumTo(Op):
 
     def axes(self, shape: tuple) -> tuple:
         """The axes of an input of ``shape`` that are summed (kept as size 1)."""
-        lead = len(shape) - len(self.shape)
-        return tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(self.shape) if s == 1 and shape[lead + i] != 1
-        )
+        return _summed_axes(shape, self.shape)
 
     def forward(self, xp, x):
-        axes = self.axes(x.shape)
+        axes = _summed_axes(x.shape, self.shape)
         if not axes:
             return x.reshape(self.shape)
-        out = _dt.widen_half(x).sum(axis=axes, keepdims=True)  # float32 sums, as Sum's
-        return out.astype(x.dtype, copy=False).reshape(self.shape)
+        out = _dt.widen_half(x).sum(axis=axes)  # float32 sums, as Sum's
+        return (out if out.dtype == x.dtype else out.astype(x.dtype)).reshape(self.shape)
 
     def infer(self, x):
         if broadcast_shapes("sum_to", x.shape, self.shape) != tuple(x.shape):
@@ -90,6 +88,14 @@ def _sum_to_cpu(op, xp, x):
     (``_layout_sums``)."""
     out = _layout_sums.sum_by_products(x, op.axes(x.shape))
     return NotImplemented if out is None else out.reshape(op.shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _summed_axes(shape: tuple, to: tuple) -> tuple:
+    lead = len(shape) - len(to)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(to) if s == 1 and shape[lead + i] != 1
+    )
 
 
 def sum_to(g, shape: tuple):

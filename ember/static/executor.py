@@ -216,9 +216,10 @@ def _interpreted(plan: Plan, steps: list):
 
 def _generated(plan: Plan, steps: list, on_numpy: bool):
     """``_interpreted``'s loop as Python source generated for ``steps`` and compiled: each value
-    lives in a local variable, so a step costs a call and no slot indexing. Compiling costs about
-    as much as a hundred runs save, so a plan generates it once the same steps ran
-    ``GENERATE_AFTER`` times."""
+    lives in a local variable, so a step costs a call and no slot indexing (a step bound to a
+    device override calls it, and the op's forward where it declines, with no wrapper between).
+    Compiling costs about as much as a hundred runs save, so a plan generates it once the same
+    steps ran ``GENERATE_AFTER`` times."""
     fed = dict(zip(plan.feed_slots, range(len(plan.feed_slots))))
     held = dict(zip(plan.state_slots, range(len(plan.state_slots))))
     made = {out for _, _, out, _ in steps}
@@ -235,10 +236,20 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
     lines.append("    k = 0")
     lines.append("    try:")
     lines.append("        pass")
-    for k, (_, ins, out, free) in enumerate(steps):
+    scope = {}
+    for k, (f, ins, out, free) in enumerate(steps):
         args = "".join(f", v{i}" for i in ins)
         lines.append(f"        k = {k}")
-        lines.append(f"        v{out} = f{k}(xp{args})")
+        pair = overrides.unbind(f)
+        if pair is None:
+            scope[f"f{k}"] = f
+            lines.append(f"        v{out} = f{k}(xp{args})")
+        else:  # the override, then the op's forward where it declines (no wrapper between)
+            scope[f"o{k}"], scope[f"p{k}"] = pair
+            scope[f"f{k}"] = pair[1].forward
+            lines.append(f"        v{out} = o{k}(p{k}, xp{args})")
+            lines.append(f"        if v{out} is NI:")
+            lines.append(f"            v{out} = f{k}(xp{args})")
         if on_numpy:
             lines.append(f"        if v{out}.__class__ is not nd and v{out} is not None:")
             lines.append(f"            v{out} = asarray(v{out})")
@@ -249,8 +260,7 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
     outs = ", ".join(f"v{i}" for i in plan.out_slots)
     stored = ", ".join(f"v{s}" for _, s in plan.stores)
     lines.append(f"    return [{outs}], [{stored}]")
-    scope = {f"f{k}": f for k, (f, _, _, _) in enumerate(steps)}
-    scope.update(nd=_ndarray, asarray=np.asarray, template=plan.template)
+    scope.update(nd=_ndarray, asarray=np.asarray, template=plan.template, NI=NotImplemented)
     exec(compile("\n".join(lines), f"<ember plan of {plan.graph.name}>", "exec"), scope)  # noqa: S102
     return scope["loop"]
 

@@ -365,6 +365,18 @@ _BN_CPU = [
     _bn_cpu(np.float32, (6, 5), False),
 ]
 
+_BIG = _rand(1000, 100)
+_BIG[0, :4] = [np.inf, -np.inf, np.nan, 0.0]
+_ARITH = {  # same shapes, a 0-d operand on either side, float64
+    c: [
+        (c(), (_BIG, _rand(1000, 100, seed=1)), 0.0),
+        (c(), (_BIG, np.asarray(0.3, np.float32)), 0.0),
+        (c(), (np.asarray(-2.5, np.float32), _BIG), 0.0),
+        (c(), (_rand(256, 300, dtype=F64), _rand(256, 300, dtype=F64, seed=2)), 0.0),
+    ]
+    for c in (ew.Add, ew.Sub, ew.Mul, ew.Div)
+}
+
 # ops with a CPU override: 2x2 max pooling and its gradient (numba), odd sizes leaving a row
 # uncovered; batch normalization's four ops (numba), in NCHW and channels-last memory;
 # convolution (numba's patch gather) and its scattering input gradient (numba's scatter-add)
@@ -437,7 +449,13 @@ CPU_OP_CASES = {
         (ew.Add(), (_rand(6, 1, 1, dtype=F64), _last(_rand(16, 6, 16, 16, dtype=F64))), 0.0),
         (ew.Add(), (_rand(2048, 10), _rand(10)), 0.0),
         (ew.Add(), (_rand(2430, 1, 7, dtype=F64), _rand(1, 1, 7, dtype=F64)), 0.0),
+        *_ARITH[ew.Add],
     ],
+    # large arrays on numba's threads (ops._arith_numba): the same bits as NumPy's loops
+    **{
+        f"ember.ops.elementwise.arithmetic.{c.__name__}": _ARITH[c]
+        for c in (ew.Sub, ew.Mul, ew.Div)
+    },
     "ember.ops.conv.Conv2dGradInput": [  # where it scatters: more outputs than inputs, strides
         (C.Conv2dGradInput(_X3.shape, *_P1), (_G3, _W3), 1e-4),
         (C.Conv2dGradInput(_X3.shape, *_P1), (_last(_G3), _W3), 1e-4),

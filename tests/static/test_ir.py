@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.backend import overrides
 from ember.ops.elementwise import ADD, MUL, Exp
 from ember.ops.reduce import Sum
 from ember.static import Graph, GraphError, executor
@@ -125,3 +126,29 @@ def test_both_loops_give_the_same_results_scalars_and_errors(runs):
     assert (plan._loops[id(plan.steps_for(np, []))][2] is not None) == (
         runs >= executor.GENERATE_AFTER
     )
+
+
+@pytest.mark.parametrize("runs", [1, executor.GENERATE_AFTER + 1], ids=["interpreted", "generated"])
+def test_both_loops_call_an_override_and_the_forward_where_it_declines(runs):
+    """A step bound to a device override calls it, and the op's forward when it answers
+    NotImplemented; the generated loop calls the two itself (``overrides.unbind``)."""
+    calls = []
+
+    def exp_cpu(op, xp, x):
+        calls.append(x.size)
+        return NotImplemented if x.size < 3 else np.exp(x) + 1  # marked: not the forward's
+
+    overrides.register(Exp, "cpu")(exp_cpu)
+    try:
+        g = Graph("f")
+        big, small = g.add_input((4,), np.float32), g.add_input((2,), np.float32)
+        outs = [g.add_node(Exp(), [v], v.shape, np.float32) for v in (big, small)]
+        plan = Plan(g, outs)
+        for _ in range(runs):
+            got_big, got_small = plan.run([np.zeros(4, np.float32), np.zeros(2, np.float32)], [])[0]
+        assert overrides.unbind(plan.steps_for(np, [])[0][0])[0] is exp_cpu
+    finally:
+        overrides.unregister(Exp, "cpu")
+    np.testing.assert_array_equal(got_big, np.full(4, 2.0, np.float32))
+    np.testing.assert_array_equal(got_small, np.ones(2, np.float32))
+    assert calls == [4, 2] * runs

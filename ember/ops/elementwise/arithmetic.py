@@ -19,6 +19,7 @@ from ..._errors import DTypeError
 from ...backend.kernels import half_elementwise as _half
 from ...backend.overrides import register
 from ...dtypes import is_float_np
+from .. import _arith_numba as _arith
 from .. import _layout_sums
 from ..base import Spec, apply
 from ..broadcast import sum_to
@@ -172,10 +173,17 @@ class Add(Binary):
 
 @register(Add, "cpu")
 def _add_cpu(op, xp, a, b):
-    """A per-channel bias on channels-last memory with rows longer than NumPy's inner loop of
-    C values (``_layout_sums.add_trailing``); NotImplemented otherwise."""
+    """Large arrays on numba's threads (``_arith_numba``); a per-channel bias on channels-last
+    memory with rows longer than NumPy's inner loop of C values (``_layout_sums.add_trailing``);
+    NotImplemented otherwise."""
     if a.shape == b.shape:
-        return NotImplemented
+        if a.size < _ARITH_MIN:
+            return NotImplemented
+        out = _arith.binary("add", a, b)
+        return NotImplemented if out is None else out
+    out = _arith.binary("add", a, b) if max(a.size, b.size) >= _ARITH_MIN else None
+    if out is not None:
+        return out
     out = _layout_sums.add_trailing(a, b)
     if out is None:
         out = _layout_sums.add_trailing(b, a)
@@ -302,6 +310,26 @@ class Fmod(Binary):
             gb = sum_to(neg(mul(g, apply(TRUNC_DIVIDE, a, b))), tuple(b.shape))
         return (sum_to(g, tuple(a.shape)) if a._requires_grad else None, gb)
 
+
+_ARITH_MIN = _arith.PARALLEL_MIN
+
+
+def _threaded(name: str):
+    """The CPU override of ``name``'s op: large arrays on numba's threads (``_arith_numba``)."""
+
+    def override(op, xp, a, b):
+        if a.size < _ARITH_MIN and b.size < _ARITH_MIN:  # small: NumPy, without more checks
+            return NotImplemented
+        out = _arith.binary(name, a, b)
+        return NotImplemented if out is None else out
+
+    override.__name__ = override.__qualname__ = f"_{name}_cpu"
+    return override
+
+
+register(Sub, "cpu")(_threaded("sub"))
+register(Mul, "cpu")(_threaded("mul"))
+register(Div, "cpu")(_threaded("div"))
 
 ADD, SUB, MUL, DIV, NEG, SIGN = Add(), Sub(), Mul(), Div(), Neg(), Sign()
 ZEROS_LIKE = ZerosLike()
