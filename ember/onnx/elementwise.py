@@ -177,9 +177,9 @@ def _clamp_scalar(ctx, node, x):
     return _clamp(ctx, node, x, node.op.lo, node.op.hi)
 
 
-@converts(E.ClampMask)
-def _clamp_mask(ctx, node, x):
-    dt = _dt(node.inputs[0])
+@converts(E.ClampGrad)
+def _clamp_grad(ctx, node, g, x):
+    dt = _dt(node.inputs[1])
     keep = None
     if node.op.lo is not None:
         keep = ctx.add("GreaterOrEqual", [x, ctx.scalar(node.op.lo, dt)])
@@ -187,8 +187,8 @@ def _clamp_mask(ctx, node, x):
         le = ctx.add("LessOrEqual", [x, ctx.scalar(node.op.hi, dt)])
         keep = le if keep is None else ctx.add("And", [keep, le])
     if keep is None:
-        keep = _ones_bool(ctx, x)
-    return keep
+        return g
+    return ctx.add("Where", [keep, g, ctx.scalar(0.0, _dt(node.inputs[0]))])
 
 
 def _ones_bool(ctx, x):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import jit as _jit
+from ..backend.arrays import writeable
 
 OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
@@ -133,7 +134,7 @@ def binary(name: str, a, b, out=None):
         out = np.empty(big.shape, dt)
     elif type(out) is not _nd or out.shape != big.shape or out.dtype != dt:
         return None
-    elif not out.flags.c_contiguous or not out.flags.writeable:
+    elif not out.flags.c_contiguous or not writeable(out):
         return None
     getattr(mod, f"{name}_{form}")(*args, out.reshape(-1))
     return out
@@ -152,7 +153,7 @@ def fill(a, value) -> bool:
         or a.size < PARALLEL_MIN
         or type(value) not in (float, int)
         or not a.flags.c_contiguous
-        or not a.flags.writeable
+        or not writeable(a)
     ):
         return False
     mod = _module(a.dtype)

@@ -124,7 +124,7 @@ from .math import (
     _one_minus_square,
     pow_,
 )
-from .select import WHERE, Clamp, ClampMask, ClampTensor, Maximum, Minimum, Where, _Extremum, where
+from .select import WHERE, Clamp, ClampGrad, ClampTensor, Maximum, Minimum, Where, _Extremum, where
 
 # The error function lives in its own file (its rational approximations are long); re-exported
 # here so every elementwise primitive is found in one namespace.
