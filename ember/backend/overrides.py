@@ -189,8 +189,10 @@ def unbind(step: Callable):
     """``(override, op)`` for a function ``bind`` made around an override, else None (the
     function is the op's ``forward``): for executors that call the two themselves.
 
-    >>> from ember.ops.elementwise import ADD
-    >>> unbind(bind(ADD, "cpu")) is None
+    >>> from ember.ops.elementwise import ADD, EXP
+    >>> unbind(bind(EXP, "cpu")) is None
+    True
+    >>> unbind(bind(ADD, "cpu"))[1] is ADD
     True
     """
     if type(step) is functools.partial and step.func is _first:
