@@ -77,7 +77,9 @@ class Node:
         self.inputs = inputs
         # Where each input's gradient goes, fixed now: a later in-place op that gives an input
         # new history must not change what this node's gradient flows into.
-        self.edges = tuple([_edge(t) for t in inputs])
+        self.edges = tuple(  # _edge, inlined: this runs for every recorded op
+            [t._node if t._node is not None else t if t._requires_grad else None for t in inputs]
+        )
         self.out_data = out._data
         saves = op.saves_inputs
         if not saves:
