@@ -233,13 +233,14 @@ class Optimizer:
             for pi, p in enumerate(group["params"])
         ]
 
-    def _compile_signature(self) -> tuple:
-        """What a trace of ``step`` fixes: each group's structure (non-number values, which
-        numbers are zero) and which state entries of each parameter are None."""
+    def _compile_key(self) -> tuple:
+        """``(_compile_signature(), _compile_guard())`` in one walk of the groups and the state:
+        what every compiled call asks (``ember.static.compile``)."""
         memo = self.__dict__.get("_structure_memo", ())  # per group: keys, values, structure
         seen_now = []
         groups = []
         entries = []
+        guard = []
         state = self.state
         lazy = self.lazy_state
         for i, group in enumerate(self.param_groups):
@@ -255,14 +256,21 @@ class Optimizer:
                 s = state.get(p)
                 if s is None:
                     entries.append(lazy)
+                    guard.append(None)
                 else:
+                    guard.append(tuple(map(id, s.values())))
                     unset = [k for k, v in s.items() if v is None]
                     entries.append(tuple(sorted(unset)) if unset else ())
         self.__dict__["_structure_memo"] = seen_now
-        return tuple(groups), tuple(entries)
+        return (tuple(groups), tuple(entries)), tuple(guard)
+
+    def _compile_signature(self) -> tuple:
+        """What a trace of ``step`` fixes: each group's structure (non-number values, which
+        numbers are zero) and which state entries of each parameter are None."""
+        return self._compile_key()[0]
 
     def __getstate__(self) -> dict:
-        """What pickling and copying keep: everything but ``_compile_signature``'s memo."""
+        """What pickling and copying keep: everything but ``_compile_key``'s memo."""
         kept = dict(self.__dict__)
         kept.pop("_structure_memo", None)
         return kept
@@ -270,12 +278,7 @@ class Optimizer:
     def _compile_guard(self) -> tuple:
         """The state tensors a trace reads, by identity (checked on every call: a state
         replaced by other tensors retraces)."""
-        state = self.state
-        return tuple(
-            tuple(map(id, s.values())) if (s := state.get(p)) is not None else None
-            for group in self.param_groups
-            for p in group["params"]
-        )
+        return self._compile_key()[1]
 
     def _compile_describe(self, old: tuple, new: tuple) -> str:
         if old[0] != new[0]:

@@ -179,14 +179,15 @@ class CompiledFunction:
         if self._found is None or self._found[0] != objects:
             self._found = (objects, self._collect(args, kwargs))
         found = self._found[1]
+        keys = [_key(obj) for _, obj in found]
         key = (
             tuple(d for _, d in described),
-            tuple(obj._compile_signature() for _, obj in found),
+            tuple([k[0] for k in keys]),
             state.grad_enabled,
             state.autocast.key if state.autocast is not None else None,
         )
         entry = self._cache.get(key)
-        if entry is not None and entry.guards != _guards(found):
+        if entry is not None and entry.guards != tuple([k[1] for k in keys]):
             if self.verbose:
                 print(
                     f"ember.compile: retracing {self.__name__}: {_guard_why(entry, found)}",
@@ -436,6 +437,16 @@ def stateful(obj) -> bool:
     (True, False)
     """
     return not isinstance(obj, type) and hasattr(type(obj), "_compile_tensors")
+
+
+def _key(obj) -> tuple:
+    """``(signature, guard)`` of a stateful object: its ``_compile_key()`` where it has one (both
+    in one walk), else ``_compile_signature()`` and ``_compile_guard()`` (None without one)."""
+    both = getattr(type(obj), "_compile_key", None)
+    if both is not None:
+        return both(obj)
+    g = getattr(type(obj), "_compile_guard", None)
+    return obj._compile_signature(), (g(obj) if g is not None else None)
 
 
 def _guards(found) -> tuple:

@@ -10,6 +10,10 @@ globals) by these three methods, not by class, so ``ember.static`` imports neith
   training flag); a change retraces;
 - ``_compile_describe(old, new)``: the retrace line's reason for a changed signature.
 
+Optional: ``_compile_guard()``, what must stay the same objects (an optimizer's state tensors; a
+change retraces), and ``_compile_key()``, the signature and the guard from one walk (asked on
+every call where an object has it).
+
 >>> import ember
 >>> net = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Dropout())
 >>> [n for n, _ in net._compile_tensors()]
