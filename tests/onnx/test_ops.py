@@ -13,6 +13,8 @@ pytest.importorskip("onnxruntime")
 
 import ember  # noqa: E402
 import ember.nn.functional as F  # noqa: E402
+from ember.ops.base import apply  # noqa: E402
+from ember.ops.elementwise import ClampGrad  # noqa: E402
 from tests.onnx.helpers import check  # noqa: E402
 
 
@@ -91,6 +93,7 @@ CASES = [
     Case("maximum_minimum", lambda a, b: ember.maximum(a, b) - ember.minimum(a, b), [(3, 4), (4,)]),
     Case("clamp", lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + x.clamp(max=0.2), [(3, 4)]),
     Case("clamp_tensor", lambda x, lo: x.clamp(min=lo, max=lo + 1), [(3, 4), (4,)]),
+    Case("clamp_grad", lambda g, x: sum(apply(ClampGrad(lo, hi), g, x) for lo, hi in ((-0.5, 0.5), (0.1, None), (None, 0.2), (None, None))), [(3, 4), (3, 4)]),
     Case("compare", lambda a, b: (a < b) ^ (a >= b) | (a == b) & (a != b), [(3, 4), (4,)]),
     Case("compare_gt_le", lambda a, b: (a > b).logical_xor(a <= b), [(3, 4), (4,)]),
     Case("isclose", lambda a, b: ember.isclose(a, a + b * 1e-6), [(3, 4), (3, 4)]),
