@@ -133,7 +133,7 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
             xp = xp_of(first)
             _check_devices(op, inputs)
             kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
-        arrays = [t._data for t in inputs]
+        arrays = (first,) if len(inputs) == 1 else [t._data for t in inputs]
         try:  # the device kernel registered for the op, or its forward
             if xp is np or (gpu := first.device.id) == xp.cuda.runtime.getDevice():
                 if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
