@@ -26,7 +26,7 @@ from ..ops import elementwise as E
 from . import elementwise as F
 from . import logical
 from . import math as M
-from .inplace import apply_inplace
+from .inplace import apply_inplace, recorded_into
 
 _UNARY_DOC = """In-place ``{fn}``: writes ``{fn}(self)`` into ``self`` and returns it.
 
@@ -68,7 +68,7 @@ def _fast_unary(x: Tensor, op) -> bool:
 
 def _unary(name: str, fn, saves: bool, op):
     def method(self: Tensor) -> Tensor:
-        if op is not None and _fast_unary(self, op):
+        if op is not None and (_fast_unary(self, op) or recorded_into(self, op, None, name)):
             return self
         return apply_inplace(self, fn, name=name, saves_inputs=saves)
 

@@ -18,13 +18,17 @@ import numpy as np
 from .. import dtypes as _dt
 from .._config import graph_tracer, state
 from .._errors import AutogradError, DTypeError, EmberError
+from .._shape import broadcast_shapes
 from .._tensor import Tensor
-from ..backend import xp_of
+from ..backend import overrides, xp_of
 from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
 from ..ops import elementwise as E
+from ..ops.base import apply
 from . import elementwise as F
+
+_CPU_KERNELS = overrides.table("cpu")  # op class -> CPU override or None
 
 
 def _recording(x: Tensor, args) -> bool:
@@ -107,7 +111,7 @@ def commit(x: Tensor, result: Tensor, name: str) -> Tensor:
     tracer = graph_tracer(x, result)
     if tracer is not None:  # building a graph: rebind x to the new value (ember.static)
         tracer.write(x, result)
-    else:
+    elif result._data is not x._data:  # (the op wrote x's array itself: ``recorded_into``)
         with device_context(x._data):
             x._data[...] = result._data
     x._version[0] += 1
@@ -138,6 +142,57 @@ def apply_inplace(x: Tensor, fn, *args, name: str, saves_inputs: bool = False, *
 
         return commit(x, without_autocast(fn, src, *args, **kwargs), name)
     return commit(x, fn(src, *args, **kwargs), name)
+
+
+def recorded_into(x: Tensor, op, other, name: str) -> bool:
+    """While autograd records, ``x = op(x)`` (``other`` None) or ``x = op(x, other)`` with the
+    op's forward writing straight into ``x``'s array, as PyTorch's in-place kernels do, where the
+    usual way (the result in a new array, copied into ``x``) would only add the copy: the op's
+    vjp reads no input value, ``x`` is not a view and its dtype is floating, ``other`` is a tensor
+    of ``x``'s dtype whose shape broadcasts into ``x``'s and whose memory is ``x``'s own or apart
+    from it. On the CPU, an op whose kernel writes only new arrays keeps the usual way: the
+    kernel and the copy beat NumPy's forward. False, having done nothing, where it does not
+    apply.
+
+    >>> import ember
+    >>> w = ember.ones(2, requires_grad=True)
+    >>> y = w * 1
+    >>> recorded_into(y, E.ADD, ember.ones(2), "add_"), y
+    (True, tensor([2., 2.], grad_fn=<AddBackward0>))
+    """
+    d = x._data
+    if (
+        op.saves_inputs
+        or not op.writes_out
+        or x._base is not None
+        or x._readonly
+        or not is_float_np(d.dtype)
+        or state.autocast is not None
+        or not state.grad_enabled
+    ):
+        return False
+    args = () if other is None else (other,)
+    if graph_tracer(x, *args) is not None or not _recording(x, args):
+        return False
+    on_host = type(d) is np.ndarray
+    if other is not None:
+        if not isinstance(other, Tensor):
+            return False
+        od = other._data
+        if type(od) is not type(d) or od.dtype != d.dtype or other._readonly:
+            return False
+        try:
+            if broadcast_shapes(name, d.shape, od.shape) != d.shape:
+                return False
+        except EmberError:  # the usual way raises its own message
+            return False
+        if od is not d and (np if on_host else xp_of(d)).may_share_memory(od, d):
+            return False
+    elif on_host and (k := _CPU_KERNELS[type(op)]) is not None and not getattr(k, "writes_out", 0):
+        return False  # a CPU kernel that makes a new array: it and the copy beat NumPy's forward
+    check_inplace_allowed(x, name)
+    commit(x, apply(op, _alias(x, copy=False), *args, into=d), name)
+    return True
 
 
 def inplace_method(fn, name: str, saves_inputs: bool = True):
@@ -210,7 +265,7 @@ def add_(self: Tensor, other, *, alpha=1) -> Tensor:
     >>> ember.ones(2).add_(1)
     tensor([2., 2.])
     """
-    if alpha == 1 and _fast(self, other, "add_"):
+    if alpha == 1 and (_fast(self, other, "add_") or recorded_into(self, E.ADD, other, "add_")):
         return self
     return apply_inplace(self, F.add, other, name="add_", alpha=alpha)
 
@@ -222,7 +277,7 @@ def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
     >>> ember.ones(2).sub_(1)
     tensor([0., 0.])
     """
-    if alpha == 1 and _fast(self, other, "sub_"):
+    if alpha == 1 and (_fast(self, other, "sub_") or recorded_into(self, E.SUB, other, "sub_")):
         return self
     return apply_inplace(self, F.sub, other, name="sub_", alpha=alpha)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import jit as _jit
+from ..backend.arrays import writeable
 
 SOURCE = (
     _jit.HEADER
@@ -69,15 +70,20 @@ def kernels(dtype):
     return _jit.float_module("relu", SOURCE, dtype)
 
 
-def _dense(fn, *arrays):
-    """``fn(*flat inputs, flat out)`` on the arrays' memory, the result in their layout; None
-    where the kernel does not serve (not ready, another dtype, arrays in different or non-dense
-    layouts)."""
+def _dense(fn, *arrays, out=None):
+    """``fn(*flat inputs, flat out)`` on the arrays' memory, the result in their layout (or in
+    ``out``, an array of that layout: the first input itself for an in-place op); None where the
+    kernel does not serve (not ready, another dtype, arrays in different or non-dense layouts)."""
     a = arrays[0]
     mod = kernels(a.dtype)
     if mod is None or any(b.dtype != a.dtype or b.strides != a.strides for b in arrays[1:]):
         return None
-    out = np.empty_like(a)  # the same strides for a dense layout (order "K")
+    if out is None:
+        out = np.empty_like(a)  # the same strides for a dense layout (order "K")
+    elif type(out) is not np.ndarray or out.dtype != a.dtype or out.shape != a.shape:
+        return None
+    elif not writeable(out):
+        return None
     flat = [b.ravel(order="K") for b in (*arrays, out)]
     if out.strides != a.strides or not np.may_share_memory(flat[-1], out):
         return None  # not dense in any order: ravel copied
@@ -92,15 +98,16 @@ MIN_SIZE = 8192  # below this NumPy's one-pass maximum is faster, the kernel cal
 # at 16384, 190 against 42 at 262144)
 
 
-def relu(x):
-    """``Relu``'s result in ``x``'s memory layout, or None where the kernel does not serve
-    (also below ``MIN_SIZE`` values, where the op's NumPy body is faster).
+def relu(x, out=None):
+    """``Relu``'s result in ``x``'s memory layout (or written into ``out``, which may be ``x``),
+    or None where the kernel does not serve (also below ``MIN_SIZE`` values, where the op's
+    NumPy body is faster).
 
     >>> r = relu(np.array([-1.0, 2.0, np.nan] * MIN_SIZE, np.float32))
     >>> r is None or str(r[:3].tolist()) == "[0.0, 2.0, nan]"
     True
     """
-    return _dense("relu", x) if x.size >= MIN_SIZE else None
+    return _dense("relu", x, out=out) if x.size >= MIN_SIZE else None
 
 
 def relu_grad(g, y):

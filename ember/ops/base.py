@@ -44,7 +44,7 @@ from .._node import Node
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Size, Tensor
 from ..backend import device_of, overrides, xp_of
-from ..backend.cuda import is_cupy_array
+from ..backend.cuda import device_context, is_cupy_array
 from ..dtypes import is_float_np
 
 _ndarray = np.ndarray
@@ -90,7 +90,7 @@ class Op:
         raise EmberError(f"{self.name}: this op has no derivative")
 
 
-def apply(op: Op, *inputs: Tensor) -> Tensor:
+def apply(op: Op, *inputs: Tensor, into=None) -> Tensor:
     """Run ``op`` on Tensors: now (eager) or as a graph node (while tracing).
 
     The one path of every op, in two steps (JAX's ``bind`` and ``process_primitive``):
@@ -111,6 +111,10 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
     makes that true when it runs (``Tracer.write`` turns a write into a view into a
     ``CopySlices`` of the base), so the decision never depends on layouts unknown at trace
     time.
+
+    ``into`` (eager mode, an op whose forward takes ``out=``) is an array of the result's shape
+    and dtype that the forward writes: an in-place op's own storage (``functions.inplace``). A
+    device override runs then only if it takes ``out=`` too (its ``writes_out`` attribute).
 
     >>> import ember
     >>> from ember.ops.elementwise import ADD
@@ -135,7 +139,15 @@ def apply(op: Op, *inputs: Tensor) -> Tensor:
             kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
         arrays = (first,) if len(inputs) == 1 else [t._data for t in inputs]
         try:  # the device kernel registered for the op, or its forward
-            if xp is np or (gpu := first.device.id) == xp.cuda.runtime.getDevice():
+            if into is not None:  # an override that writes ``out=`` too (``writes_out``) first
+                with device_context(into):
+                    if (
+                        kernel is None
+                        or not getattr(kernel, "writes_out", False)
+                        or (out := kernel(op, xp, *arrays, out=into)) is NotImplemented
+                    ):
+                        out = op.forward(xp, *arrays, out=into)
+            elif xp is np or (gpu := first.device.id) == xp.cuda.runtime.getDevice():
                 if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
                     out = op.forward(xp, *arrays)
             else:  # as in PyTorch, an op runs on its tensors' GPU, whichever is current

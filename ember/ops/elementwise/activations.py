@@ -77,10 +77,14 @@ class ReluGrad(Elementwise):
 
 
 @overrides.register(Relu, "cpu")
-def _relu_cpu(op, xp, x):
-    """One numba pass (``ember/ops/_relu_numba.py``); NotImplemented where it does not serve."""
-    r = _relu_numba.relu(x) if type(x) is np.ndarray else None
+def _relu_cpu(op, xp, x, out=None):
+    """One numba pass (``ember/ops/_relu_numba.py``), into ``out`` too (an in-place ``relu_``);
+    NotImplemented where it does not serve."""
+    r = _relu_numba.relu(x, out) if type(x) is np.ndarray else None
     return NotImplemented if r is None else r
+
+
+_relu_cpu.writes_out = True
 
 
 @overrides.register(ReluGrad, "cpu")

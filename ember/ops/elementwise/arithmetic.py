@@ -172,22 +172,25 @@ class Add(Binary):
 
 
 @register(Add, "cpu")
-def _add_cpu(op, xp, a, b):
-    """Large arrays on numba's threads (``_arith_numba``); a per-channel bias on channels-last
-    memory with rows longer than NumPy's inner loop of C values (``_layout_sums.add_trailing``);
-    NotImplemented otherwise."""
+def _add_cpu(op, xp, a, b, out=None):
+    """Large arrays on numba's threads (``_arith_numba``, into ``out`` too); a per-channel bias
+    on channels-last memory with rows longer than NumPy's inner loop of C values
+    (``_layout_sums.add_trailing``); NotImplemented otherwise."""
     if a.shape == b.shape:
         if a.size < _ARITH_MIN:
             return NotImplemented
-        out = _arith.binary("add", a, b)
-        return NotImplemented if out is None else out
-    out = _arith.binary("add", a, b) if max(a.size, b.size) >= _ARITH_MIN else None
-    if out is not None:
-        return out
+        r = _arith.binary("add", a, b, out)
+        return NotImplemented if r is None else r
+    r = _arith.binary("add", a, b, out) if max(a.size, b.size) >= _ARITH_MIN else None
+    if r is not None or out is not None:
+        return NotImplemented if r is None else r
     out = _layout_sums.add_trailing(a, b)
     if out is None:
         out = _layout_sums.add_trailing(b, a)
     return NotImplemented if out is None else out
+
+
+_add_cpu.writes_out = True
 
 
 @dataclass(frozen=True)
@@ -317,13 +320,14 @@ _ARITH_MIN = _arith.PARALLEL_MIN
 def _threaded(name: str):
     """The CPU override of ``name``'s op: large arrays on numba's threads (``_arith_numba``)."""
 
-    def override(op, xp, a, b):
+    def override(op, xp, a, b, out=None):
         if a.size < _ARITH_MIN and b.size < _ARITH_MIN:  # small: NumPy, without more checks
             return NotImplemented
-        out = _arith.binary(name, a, b)
-        return NotImplemented if out is None else out
+        r = _arith.binary(name, a, b, out)
+        return NotImplemented if r is None else r
 
     override.__name__ = override.__qualname__ = f"_{name}_cpu"
+    override.writes_out = True
     return override
 
 
