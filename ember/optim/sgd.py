@@ -9,8 +9,11 @@ tensor([0.8000])
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..backend import overrides
+from . import _sgd_numba
 from .optimizer import Optimizer, required
 
 
@@ -78,8 +81,11 @@ class SGD(Optimizer):
 
 @overrides.register(SGD, "cpu")
 def _sgd_numpy(opt, xp, p, g, state, group):
-    """``SGD.update`` in place on the arrays, term for term."""
+    """``SGD.update`` in place on the arrays, term for term: one numba pass where it serves
+    (``_one_pass``), else NumPy's steps."""
     wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
+    if _one_pass(p, g, state, group):
+        return None
     if wd:
         g = g + wd * p
     if momentum:
@@ -94,3 +100,29 @@ def _sgd_numpy(opt, xp, p, g, state, group):
             buf += g if damp == 1.0 else damp * g
         g = g + momentum * buf if group["nesterov"] else buf
     xp.subtract(p, (g * lr).astype(p.dtype, copy=False), out=p)
+
+
+def _one_pass(p, g, state, group) -> bool:
+    """The steps of ``_sgd_numpy`` as one numba pass (``_sgd_numba``; the same results, bit for
+    bit) where the arrays (and the momentum buffer) are C-contiguous host arrays of one float32
+    / float64 dtype and, with momentum, the buffer exists; False elsewhere."""
+    mod = _sgd_numba.kernels(p.dtype)
+    if mod is None:
+        return False
+    momentum = group["momentum"]
+    buf = p
+    if momentum:
+        b = state["momentum_buffer"]
+        if b is None:
+            return False  # the first step copies g into the buffer: NumPy's steps
+        buf = b._data
+    for a in (p, g, buf):
+        if type(a) is not np.ndarray or a.dtype != p.dtype or not a.flags.c_contiguous:
+            return False
+    f = p.dtype.type
+    damp = 1.0 - group["dampening"]
+    scalars = (f(group["weight_decay"]), f(momentum), f(damp), f(group["lr"]))
+    flags = (bool(group["weight_decay"]), bool(momentum), bool(group["nesterov"]), damp != 1.0)
+    run = mod.step_parallel if p.size >= _sgd_numba.PARALLEL_MIN else mod.step
+    run(p.reshape(-1), g.reshape(-1), buf.reshape(-1), *scalars, *flags)
+    return True
