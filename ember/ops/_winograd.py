@@ -91,7 +91,7 @@ import numpy as np
 from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..backend.memory import scratch as _scratch
-from . import _conv_numba
+from . import _conv_numba, _transpose_numba
 
 HEAD = """
 import numpy as np
@@ -588,7 +588,7 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     ph, pw = padding
     ho, wo, th, tw = _tiles(h, wd, padding, m)
     u = _scratch(xp, "wino_u", (p, c, o), x.dtype)
-    mod.weight_tf(np.ascontiguousarray(w.transpose(1, 2, 3, 0)), u)
+    mod.weight_tf(_outputs_last(w), u)
     y = np.empty((n, ho, wo, o), x.dtype)
     kept = np.empty((p, n * th * tw if keep else 0, c), x.dtype)
     group, parts = _plan(n, th, tw, c + o, x.itemsize, m)
@@ -597,6 +597,16 @@ def conv3x3(xp, x, w, padding, swap: bool = False, keep: bool = False):
     mod.forward(gemm, xt, u, y, kept, ph, pw, th, tw, group, parts)
     y = y.transpose(0, 3, 1, 2)
     return (y, kept) if keep else y
+
+
+def _outputs_last(w):
+    """The weight (O, C, 3, 3) as a C-contiguous (C, 3, 3, O) array: a blocked copy on numba's
+    threads for a large C-contiguous weight (``_transpose_numba``), else NumPy's."""
+    if w.flags.c_contiguous:
+        t = _transpose_numba.transposed(w.reshape(w.shape[0], -1))
+        if t is not None:
+            return t.reshape(w.shape[1], 3, 3, w.shape[0])
+    return np.ascontiguousarray(w.transpose(1, 2, 3, 0))
 
 
 def grad_weight3x3(xp, x, g, padding, v=None):

@@ -49,6 +49,8 @@ CASES = [
     (2, 32, 32, 8, 8, 1, "last", np.float64),
     (1, 36, 32, 7, 5, 0, "nchw", np.float64),
     (2, 32, 40, 5, 6, 2, "last", np.float64),
+    (1, 96, 96, 4, 4, 1, "nchw", np.float32),  # a weight of 2^16 values or more: a blocked
+    (1, 80, 96, 4, 4, 1, "last", np.float64),  # transposing copy (ops._transpose_numba)
 ]
 IDS = [
     f"{n}x{c}x{h}x{w}-o{o}-p{p}-{lay}-{np.dtype(dt).name}" for n, c, o, h, w, p, lay, dt in CASES
