@@ -83,7 +83,7 @@ from ..backend import overrides
 from ..backend.arrays import strided_view
 from ..backend.kernels import conv as _cudnn
 from ..backend.memory import scratch as _scratch
-from . import _conv_numba, _direct_numba, _winograd
+from . import _conv_numba, _direct_numba, _transpose_numba, _winograd
 from .base import Op, Spec, apply
 
 _local = threading.local()
@@ -391,10 +391,28 @@ def _product_dtype(xp, dtype):
 
 
 def _weight_matrix(xp, w, groups: int):
-    """(O, C/g, kh, kw) -> contiguous (g, kh * kw * C/g, O/g), matching im2col's order."""
+    """(O, C/g, kh, kw) -> contiguous (g, kh * kw * C/g, O/g), matching im2col's order. A large
+    host weight of one group: a blocked transposing copy to (C, kh * kw, O), then whole rows of
+    O values moved (a 512x512 3x3 weight: 4.6 -> 1.7 ms; NumPy's one copy reads it strided)."""
     o, cg, kh, kw = w.shape
+    if groups == 1 and xp is np and w.flags.c_contiguous:
+        t = _transpose_numba.transposed(w.reshape(o, -1))
+        if t is not None:
+            t = np.ascontiguousarray(t.reshape(cg, kh * kw, o).transpose(1, 0, 2))
+            return t.reshape(1, kh * kw * cg, o)
     wm = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 3, 4, 2, 1)
     return xp.ascontiguousarray(wm).reshape(groups, kh * kw * cg, o // groups)
+
+
+def _weight_from_matrix(xp, acc, w_shape: tuple, groups: int):
+    """The inverse of ``_weight_matrix`` for a (kh * kw * C, O) gradient of one group (rows
+    moved to (C, kh * kw, O), then a blocked transposing copy); None where that does not serve."""
+    o, cg, kh, kw = w_shape
+    if groups != 1 or xp is not np or acc.ndim != 2 or acc.size < _transpose_numba.MIN_SIZE:
+        return None
+    rows = np.ascontiguousarray(acc.reshape(kh * kw, cg, o).transpose(1, 0, 2))
+    t = _transpose_numba.transposed(rows.reshape(cg * kh * kw, o))
+    return None if t is None else t.reshape(o, cg, kh, kw)
 
 
 def _grouped(a, groups: int, k: int):
@@ -625,6 +643,9 @@ class Conv2dGradWeight(Op):
         _forget_blocks(spans, "cols")
         if layout == "planar":  # (K, O), K in (C, kh, kw) order
             return _keep_dtype(xp.ascontiguousarray(acc.T).reshape(o, cg, kh, kw), x)
+        dw = _weight_from_matrix(xp, acc, self.w_shape, groups)
+        if dw is not None:
+            return _keep_dtype(dw, x)
         dw = acc.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
         return _keep_dtype(xp.ascontiguousarray(dw).reshape(o, cg, kh, kw), x)
 

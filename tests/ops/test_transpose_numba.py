@@ -33,3 +33,41 @@ def test_equals_numpys_copy(mode, shape, dtype):
 )
 def test_declines(mode, a):
     assert T.transposed(a) is None
+
+
+def test_convolution_weight_layouts(mode):
+    """im2col's weight matrix and the weight gradient's way back, through the blocked copy for
+    a large weight (the NumPy copies otherwise): the same arrays as NumPy's."""
+    from ember.ops import conv as C
+
+    w = np.random.default_rng(1).standard_normal((128, 96, 3, 3)).astype(np.float32)
+    want = np.ascontiguousarray(w.transpose(2, 3, 1, 0)).reshape(1, 9 * 96, 128)
+    np.testing.assert_array_equal(C._weight_matrix(np, w, 1), want)
+    back = C._weight_from_matrix(np, want[0], w.shape, 1)
+    assert (back is None) == (mode == "numpy")
+    if back is not None:
+        np.testing.assert_array_equal(back, w)
+
+
+def test_small_maps_convolve_as_pytorch(mode):
+    """A 3x3 convolution on 1x1 and 2x2 maps with many channels (ResNet-18's last layers on
+    32x32 images): values and both gradients against PyTorch; Winograd declines 1-wide maps."""
+    import torch
+
+    import ember
+    from ember.ops import _winograd as W
+
+    assert not W.pays(32, 512, 512, 1, 1) and not W.pays(32, 512, 512, 4, 1)
+    rng = np.random.default_rng(2)
+    for hw in (1, 2):
+        x = rng.standard_normal((4, 96, hw, hw)).astype(np.float32)
+        w = (rng.standard_normal((128, 96, 3, 3)) / 30).astype(np.float32)
+        g = rng.standard_normal((4, 128, hw, hw)).astype(np.float32)
+        got = []
+        for lib in (ember, torch):
+            xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+            y = lib.nn.functional.conv2d(xt, wt, padding=1)
+            y.backward(lib.tensor(g))
+            got.append([t.detach().numpy() for t in (y, xt.grad, wt.grad)])
+        for a, b in zip(*got):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
