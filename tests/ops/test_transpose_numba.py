@@ -71,3 +71,23 @@ def test_small_maps_convolve_as_pytorch(mode):
             got.append([t.detach().numpy() for t in (y, xt.grad, wt.grad)])
         for a, b in zip(*got):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_planar_weight_gradient_of_many_filters(mode):
+    """Channel-first patches (few channels, a wide map) and many filters: the weight gradient
+    comes back from its (C * kh * kw, O) matrix through the blocked copy; PyTorch's values."""
+    import torch
+
+    import ember
+    from ember.ops import conv as C
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 8, 48, 48)).astype(np.float32)
+    w = (rng.standard_normal((1024, 8, 3, 3)) / 10).astype(np.float32)
+    assert C.planar(x.shape, (3, 3), (1, 1), 1)
+    got = []
+    for lib in (ember, torch):
+        wt = lib.tensor(w, requires_grad=True)
+        lib.nn.functional.conv2d(lib.tensor(x), wt).sum().backward()
+        got.append(wt.grad.numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-4, atol=1e-3)
