@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend import overrides
 from ..backend.scalars import power
-from . import _adam_numba
+from . import _update_numba
 from .optimizer import Optimizer, state_like, step_count
 
 
@@ -122,9 +122,9 @@ def _adam_numpy(opt, xp, p, g, state, group):
 
 
 def _one_pass(p, g, m, v, b1, b2, eps, lr, t) -> bool:
-    """The steps below as one numba pass (``_adam_numba``; the same results, bit for bit) where
+    """The steps below as one numba pass (``_update_numba``; the same results, bit for bit) where
     the arrays are C-contiguous host arrays of one float32 / float64 dtype; False elsewhere."""
-    mod = _adam_numba.kernels(p.dtype)
+    mod = _update_numba.kernels(p.dtype)
     if mod is None:
         return False
     for a in (p, g, m, v):
@@ -133,7 +133,7 @@ def _one_pass(p, g, m, v, b1, b2, eps, lr, t) -> bool:
     f = p.dtype.type
     bc1, bc2 = 1.0 - power(b1, t), math.sqrt(1.0 - power(b2, t))
     scalars = (1.0 - b1, b1, 1.0 - b2, b2, bc2, eps, lr / bc1)
-    run = mod.step_parallel if p.size >= _adam_numba.PARALLEL_MIN else mod.step
+    run = mod.adam_parallel if p.size >= _update_numba.PARALLEL_MIN else mod.adam
     run(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *map(f, scalars))
     return True
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import overrides
-from . import _sgd_numba
+from . import _update_numba
 from .optimizer import Optimizer, required
 
 
@@ -103,10 +103,10 @@ def _sgd_numpy(opt, xp, p, g, state, group):
 
 
 def _one_pass(p, g, state, group) -> bool:
-    """The steps of ``_sgd_numpy`` as one numba pass (``_sgd_numba``; the same results, bit for
+    """The steps of ``_sgd_numpy`` as one numba pass (``_update_numba``; the same results, bit for
     bit) where the arrays (and the momentum buffer) are C-contiguous host arrays of one float32
     / float64 dtype and, with momentum, the buffer exists; False elsewhere."""
-    mod = _sgd_numba.kernels(p.dtype)
+    mod = _update_numba.kernels(p.dtype)
     if mod is None:
         return False
     momentum = group["momentum"]
@@ -123,6 +123,6 @@ def _one_pass(p, g, state, group) -> bool:
     damp = 1.0 - group["dampening"]
     scalars = (f(group["weight_decay"]), f(momentum), f(damp), f(group["lr"]))
     flags = (bool(group["weight_decay"]), bool(momentum), bool(group["nesterov"]), damp != 1.0)
-    run = mod.step_parallel if p.size >= _sgd_numba.PARALLEL_MIN else mod.step
+    run = mod.sgd_parallel if p.size >= _update_numba.PARALLEL_MIN else mod.sgd
     run(p.reshape(-1), g.reshape(-1), buf.reshape(-1), *scalars, *flags)
     return True
