@@ -642,7 +642,7 @@ class Conv2dGradWeight(Op):
                 acc += part
         _forget_blocks(spans, "cols")
         if layout == "planar":  # (K, O), K in (C, kh, kw) order
-            t = _transpose_numba.transposed(acc) if xp is np else None  # (a blocked copy)
+            t = _transpose_numba.transposed(acc)  # a blocked copy, or None: NumPy's
             t = xp.ascontiguousarray(acc.T) if t is None else t
             return _keep_dtype(t.reshape(o, cg, kh, kw), x)
         dw = _weight_from_matrix(xp, acc, self.w_shape, groups)

@@ -157,6 +157,26 @@ class PowScalar(Unary):
 # -- binary -----------------------------------------------------------------------------------
 
 
+_ARITH_MIN = _arith.PARALLEL_MIN
+
+
+def _threaded(name: str):
+    """The CPU override of ``name``'s op: large arrays on numba's threads (``_arith_numba``)."""
+
+    def override(op, xp, a, b, out=None):
+        if a.size < _ARITH_MIN and b.size < _ARITH_MIN:  # small: NumPy, without more checks
+            return NotImplemented
+        r = _arith.binary(name, a, b, out)
+        return NotImplemented if r is None else r
+
+    override.__name__ = override.__qualname__ = f"_{name}_cpu"
+    override.writes_out = True
+    return override
+
+
+_add_threaded = _threaded("add")
+
+
 @dataclass(frozen=True)
 class Add(Binary):
     scalar = "x + y"
@@ -173,21 +193,16 @@ class Add(Binary):
 
 @register(Add, "cpu")
 def _add_cpu(op, xp, a, b, out=None):
-    """Large arrays on numba's threads (``_arith_numba``, into ``out`` too); a per-channel bias
-    on channels-last memory with rows longer than NumPy's inner loop of C values
+    """Large arrays on numba's threads (``_threaded``, into ``out`` too); a per-channel bias on
+    channels-last memory with rows longer than NumPy's inner loop of C values
     (``_layout_sums.add_trailing``); NotImplemented otherwise."""
-    if a.shape == b.shape:
-        if a.size < _ARITH_MIN:
-            return NotImplemented
-        r = _arith.binary("add", a, b, out)
-        return NotImplemented if r is None else r
-    r = _arith.binary("add", a, b, out) if max(a.size, b.size) >= _ARITH_MIN else None
-    if r is not None or out is not None:
-        return NotImplemented if r is None else r
-    out = _layout_sums.add_trailing(a, b)
-    if out is None:
-        out = _layout_sums.add_trailing(b, a)
-    return NotImplemented if out is None else out
+    r = _add_threaded(op, xp, a, b, out)
+    if r is not NotImplemented or out is not None or a.shape == b.shape:
+        return r
+    r = _layout_sums.add_trailing(a, b)
+    if r is None:
+        r = _layout_sums.add_trailing(b, a)
+    return NotImplemented if r is None else r
 
 
 _add_cpu.writes_out = True
@@ -312,23 +327,6 @@ class Fmod(Binary):
         if b._requires_grad:
             gb = sum_to(neg(mul(g, apply(TRUNC_DIVIDE, a, b))), tuple(b.shape))
         return (sum_to(g, tuple(a.shape)) if a._requires_grad else None, gb)
-
-
-_ARITH_MIN = _arith.PARALLEL_MIN
-
-
-def _threaded(name: str):
-    """The CPU override of ``name``'s op: large arrays on numba's threads (``_arith_numba``)."""
-
-    def override(op, xp, a, b, out=None):
-        if a.size < _ARITH_MIN and b.size < _ARITH_MIN:  # small: NumPy, without more checks
-            return NotImplemented
-        r = _arith.binary(name, a, b, out)
-        return NotImplemented if r is None else r
-
-    override.__name__ = override.__qualname__ = f"_{name}_cpu"
-    override.writes_out = True
-    return override
 
 
 register(Sub, "cpu")(_threaded("sub"))
