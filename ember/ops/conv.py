@@ -404,17 +404,6 @@ def _weight_matrix(xp, w, groups: int):
     return xp.ascontiguousarray(wm).reshape(groups, kh * kw * cg, o // groups)
 
 
-def _weight_from_matrix(xp, acc, w_shape: tuple, groups: int):
-    """The inverse of ``_weight_matrix`` for a (kh * kw * C, O) gradient of one group (rows
-    moved to (C, kh * kw, O), then a blocked transposing copy); None where that does not serve."""
-    o, cg, kh, kw = w_shape
-    if groups != 1 or xp is not np or acc.ndim != 2 or acc.size < _transpose_numba.MIN_SIZE:
-        return None
-    rows = np.ascontiguousarray(acc.reshape(kh * kw, cg, o).transpose(1, 0, 2))
-    t = _transpose_numba.transposed(rows.reshape(cg * kh * kw, o))
-    return None if t is None else t.reshape(o, cg, kh, kw)
-
-
 def _grouped(a, groups: int, k: int):
     """(M, k * C) in (k, C) order -> (g, M, k * C/g) in (k, C/g) order (a copy when g > 1)."""
     if groups == 1:
@@ -631,8 +620,8 @@ class Conv2dGradWeight(Op):
             # only a whole-batch gather can be the forward pass's patches (reuse)
             cols, _, _ = im2col(xp, xb, (kh, kw), s, p, d, "cols", reuse=whole, layout=layout)
             if layout == "planar" or groups == 1:
-                kc = cols if layout == "planar" else cols.T  # (K, M)
-                part = _matmul(xp, kc, _nhwc_rows(gb))  # (K, O): K in im2col's order
+                mk = cols.T if layout == "planar" else cols  # (M, K)
+                part = _matmul(xp, _nhwc_rows(gb).T, mk)  # (O, K): K in im2col's order
             else:
                 gg = _nhwc_rows(gb).reshape(-1, groups, o // groups).transpose(1, 0, 2)
                 part = xp.matmul(_grouped(cols, groups, kh * kw).transpose(0, 2, 1), gg)
@@ -641,13 +630,12 @@ class Conv2dGradWeight(Op):
             else:
                 acc += part
         _forget_blocks(spans, "cols")
-        if layout == "planar":  # (K, O), K in (C, kh, kw) order
-            t = _transpose_numba.transposed(acc)  # a blocked copy, or None: NumPy's
-            t = xp.ascontiguousarray(acc.T) if t is None else t
-            return _keep_dtype(t.reshape(o, cg, kh, kw), x)
-        dw = _weight_from_matrix(xp, acc, self.w_shape, groups)
-        if dw is not None:
-            return _keep_dtype(dw, x)
+        if layout == "planar":  # (O, K), K in (C, kh, kw) order: the weight's own
+            return _keep_dtype(acc.reshape(o, cg, kh, kw), x)
+        if groups == 1:  # (O, K), K in (kh, kw, C) order: a copy of rows of kh * kw values
+            return _keep_dtype(
+                xp.ascontiguousarray(acc.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2)), x
+            )
         dw = acc.reshape(groups, kh, kw, cg, o // groups).transpose(0, 4, 3, 1, 2)
         return _keep_dtype(xp.ascontiguousarray(dw).reshape(o, cg, kh, kw), x)
 
