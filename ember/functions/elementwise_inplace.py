@@ -26,7 +26,7 @@ from ..ops import elementwise as E
 from . import elementwise as F
 from . import logical
 from . import math as M
-from .inplace import apply_inplace, recorded_into
+from .inplace import _recording, apply_inplace, recorded_into
 
 _UNARY_DOC = """In-place ``{fn}``: writes ``{fn}(self)`` into ``self`` and returns it.
 
@@ -43,14 +43,6 @@ _BINARY_DOC = """In-place ``{fn}``: writes ``{fn}(self, other)`` into ``self`` a
     >>> ember.equal(x.clone().{name}({b}), ember.{fn}(x, {b}))
     True
     """
-
-
-def _recording(x: Tensor, args) -> bool:
-    if graph_tracer(x, *args) is not None:  # building a graph: writes go through apply_inplace
-        return True
-    if not state.grad_enabled:
-        return False
-    return x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
 
 def _fast_unary(x: Tensor, op) -> bool:

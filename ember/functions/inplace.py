@@ -171,13 +171,15 @@ def recorded_into(x: Tensor, op, other, name: str) -> bool:
         or not state.grad_enabled
     ):
         return False
-    args = () if other is None else (other,)
-    if graph_tracer(x, *args) is not None or not _recording(x, args):
+    if other is not None and not isinstance(other, Tensor):
         return False
+    args = () if other is None else (other,)
+    if graph_tracer(x, *args) is not None:
+        return False
+    if not (x._requires_grad or (other is not None and other._requires_grad)):
+        return False  # not recording: the no-autograd paths serve it
     on_host = type(d) is np.ndarray
     if other is not None:
-        if not isinstance(other, Tensor):
-            return False
         od = other._data
         if type(od) is not type(d) or od.dtype != d.dtype or other._readonly:
             return False

@@ -115,9 +115,9 @@ def binary(name: str, a, b, out=None):
     else:
         return None
     dt = big.dtype
-    if big.size < PARALLEL_MIN or dt not in _FLOATS or not big.flags.c_contiguous:
+    if big.size < PARALLEL_MIN or not big.flags.c_contiguous:
         return None
-    mod = _jit.module("arith", SOURCE)
+    mod = _module(dt)
     if mod is None:
         return None
     if ta and tb and a.shape == b.shape:

@@ -450,11 +450,8 @@ def _key(obj) -> tuple:
 
 
 def _guards(found) -> tuple:
-    """Each stateful object's ``_compile_guard()`` (None for objects without one)."""
-    return tuple(
-        g(obj) if (g := getattr(type(obj), "_compile_guard", None)) is not None else None
-        for _, obj in found
-    )
+    """Each stateful object's guard (``_key``'s second part)."""
+    return tuple(_key(obj)[1] for _, obj in found)
 
 
 def _guard_why(entry, found) -> str:
