@@ -229,7 +229,9 @@ def test_slow_dataset_warns_once_with_the_hint():
     assert msgs[0].startswith("waiting for data ")
     assert msgs[0].endswith("% of each step: raise --workers (now 0)")
     assert int(msgs[0].split()[3].rstrip("%")) > 30
-    assert tr.history["data_wait"][0] > 0.3 and tr.diagnostics == msgs
+    # the first epoch's share also holds the one-time loading of the loss's compiled kernel
+    # (numba's import and its cache: about a second in a fresh process), so read the second's
+    assert tr.history["data_wait"][1] > 0.3 and tr.diagnostics == msgs
 
 
 def test_fast_dataset_does_not_warn():
