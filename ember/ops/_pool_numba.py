@@ -239,6 +239,172 @@ def placed_scatter(g, x, code, last, out):
 """
 
 
+WINDOWS_SOURCE = """
+from numba import njit, prange, types, uint8
+
+
+def rc(t):
+    return types.Array(t, 4, "C", readonly=True)
+
+
+def wc(t):
+    return types.Array(t, 4, "C")
+
+
+OPTS = dict(cache=True, nogil=True, error_model="numpy")
+FLOATS = (types.float32, types.float64)
+GEO = types.UniTuple(types.int64, 8)  # kh, kw, sh, sw, ph, pw, dh, dw
+SIGS = [types.void(rc(t), GEO, types.boolean, wc(t), wc(uint8)) for t in FLOATS]
+SIGS_SCATTER = [types.void(rc(t), rc(t), rc(uint8), GEO, types.boolean, wc(t)) for t in FLOATS]
+
+
+@njit(SIGS, parallel=True, **OPTS)  # images over numba's threads
+def pool(x, geo, last, out, code):
+    # each window's chosen element (PyTorch's scan over the taps inside the input: the first
+    # one, then any greater or NaN) into out and its tap (row-major in the window) into code;
+    # x, out and code in memory order: (N, H, W, C) where last, else (N, C, H, W)
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    if last:
+        n, h, w, c = x.shape
+        ho, wo = out.shape[1], out.shape[2]
+        for b in prange(n):
+            for i in range(ho):
+                for j in range(wo):
+                    first = True
+                    for ki in range(kh):
+                        r = i * sh - ph + ki * dh
+                        if r < 0 or r >= h:
+                            continue
+                        for kj in range(kw):
+                            q = j * sw - pw + kj * dw
+                            if q < 0 or q >= w:
+                                continue
+                            t = ki * kw + kj
+                            if first:
+                                first = False
+                                for ch in range(c):
+                                    out[b, i, j, ch] = x[b, r, q, ch]
+                                    code[b, i, j, ch] = t
+                            else:
+                                for ch in range(c):
+                                    v = x[b, r, q, ch]
+                                    if v > out[b, i, j, ch] or v != v:
+                                        out[b, i, j, ch] = v
+                                        code[b, i, j, ch] = t
+    else:
+        n, c, h, w = x.shape
+        ho, wo = out.shape[2], out.shape[3]
+        for b in prange(n):
+            for ch in range(c):
+                for i in range(ho):
+                    for j in range(wo):
+                        first = True
+                        best = x[b, ch, 0, 0]
+                        p = 0
+                        for ki in range(kh):
+                            r = i * sh - ph + ki * dh
+                            if r < 0 or r >= h:
+                                continue
+                            for kj in range(kw):
+                                q = j * sw - pw + kj * dw
+                                if q < 0 or q >= w:
+                                    continue
+                                v = x[b, ch, r, q]
+                                if first or v > best or v != v:
+                                    first = False
+                                    best = v
+                                    p = ki * kw + kj
+                        out[b, ch, i, j] = best
+                        code[b, ch, i, j] = p
+
+
+@njit(SIGS_SCATTER, parallel=True, **OPTS)
+def scatter(g, x, code, geo, last, out):
+    # out (zeros) += g at each window's chosen element: its tap read from ``code`` (the forward
+    # pass's) where it has any, else found in x by pool's scan; windows may overlap, so images
+    # (never shared by two windows) go over the threads
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    coded = code.shape[0] > 0
+    if last:
+        n, ho, wo, c = g.shape
+        h, w = out.shape[1], out.shape[2]
+    else:
+        n, c, ho, wo = g.shape
+        h, w = out.shape[2], out.shape[3]
+    for b in prange(n):
+        for ch in range(c):
+            for i in range(ho):
+                for j in range(wo):
+                    if coded:
+                        p = code[b, i, j, ch] if last else code[b, ch, i, j]
+                    else:
+                        first = True
+                        best = g.dtype.type(0)
+                        p = 0
+                        for ki in range(kh):
+                            r = i * sh - ph + ki * dh
+                            if r < 0 or r >= h:
+                                continue
+                            for kj in range(kw):
+                                q = j * sw - pw + kj * dw
+                                if q < 0 or q >= w:
+                                    continue
+                                v = x[b, r, q, ch] if last else x[b, ch, r, q]
+                                if first or v > best or v != v:
+                                    first = False
+                                    best = v
+                                    p = ki * kw + kj
+                    r = i * sh - ph + (p // kw) * dh
+                    q = j * sw - pw + (p % kw) * dw
+                    if last:
+                        out[b, r, q, ch] += g[b, i, j, ch]
+                    else:
+                        out[b, ch, r, q] += g[b, ch, i, j]
+
+
+kernel = pool
+"""
+
+
+def window_kernels(*dtypes):
+    """The compiled module for any window (``pool``, ``scatter``: kernel, stride, padding and
+    dilation given at run time, up to 255 taps) when numba serves ``dtypes``; else None."""
+    return _jit.float_module("maxpool_windows", WINDOWS_SOURCE, *dtypes)
+
+
+def geometry(op) -> tuple:
+    """``op``'s window as the kernels take it: (kh, kw, sh, sw, ph, pw, dh, dw)."""
+    return (*op.kernel, *op.stride, *op.padding, *op.dilation)
+
+
+def pooled(mod, op, x, shape):
+    """(window maxima, each window's chosen tap as uint8) of ``x`` (C-contiguous or
+    channels-last memory; the results in the same layout) for any window of ``op``."""
+    xm, last = memory(x)
+    out, om = empty(shape, x.dtype, last)
+    code, cm = empty(shape, np.uint8, last)
+    mod.pool(xm, geometry(op), last, om, cm)
+    return out, code
+
+
+def scattered(mod, op, g, x, code=None):
+    """MaxPoolScatter for any window of ``op``: ``g`` added at each window's chosen element of
+    ``x``, in ``x``'s layout; from ``pooled``'s ``code`` where given, else found in ``x``."""
+    xm, last = memory(x)
+    gm = memory(g)
+    if gm is None or gm[1] != last:
+        gl, gm = empty(g.shape, g.dtype, last)
+        gl[...] = g
+    else:
+        gm = gm[0]
+    out, om = empty(x.shape, g.dtype, last)
+    om[...] = 0
+    cm = None if code is None else memory(code)
+    cm = cm[0] if cm is not None and cm[1] == last else _NO_CODE
+    mod.scatter(gm, xm, cm, geometry(op), last, om)
+    return out
+
+
 def kernels(*dtypes):
     """The compiled module (``kernel``, ``scatter``, ``scatter_wide``, ``placed_scatter``) when
     numba serves ``dtypes`` (all float32 or all float64) and the module is ready; else None

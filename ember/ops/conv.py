@@ -83,7 +83,7 @@ from ..backend import overrides
 from ..backend.arrays import strided_view
 from ..backend.kernels import conv as _cudnn
 from ..backend.memory import scratch as _scratch
-from . import _conv_numba, _direct_numba, _transpose_numba, _winograd
+from . import _conv_numba, _conv_pixel, _direct_numba, _transpose_numba, _winograd
 from .base import Op, Spec, apply
 
 _local = threading.local()
@@ -700,6 +700,9 @@ def _conv2d_cpu(op, xp, x, w):
     kernels."""
     if (out := _in_float32(op, xp, x, w)) is not None:
         return out
+    win = _conv_pixel.window(op, x.shape, w.shape)
+    if _conv_pixel.applies(win, x, w):
+        return _conv_pixel.conv(x, w, win)
     if _direct_numba.applies(op, x, w, w.shape[2:], w.shape[0]):
         out = _direct_numba.conv(x, w, op.padding)
         if out is not NotImplemented:
@@ -723,6 +726,9 @@ def _conv2d_grad_input_cpu(op, xp, g, w):
     the patch rows would exceed ``backend.memory.block_bytes``."""
     if (out := _in_float32(op, xp, g, w)) is not None:
         return out
+    win = _conv_pixel.window(op, op.x_shape, w.shape)
+    if _conv_pixel.applies(win, g, w):
+        return _conv_pixel.grad_input(g, w, op.x_shape, win)
     o, cg, kh, kw = w.shape
     n, c, h, wd = op.x_shape
     _, _, ho, wo = g.shape
@@ -759,6 +765,9 @@ def _conv2d_grad_weight_cpu(op, xp, x, g):
     two threads: 23 ms against im2col's 43-46 ms); else NotImplemented (im2col)."""
     if (out := _in_float32(op, xp, x, g)) is not None:
         return out
+    win = _conv_pixel.window(op, x.shape, op.w_shape)
+    if _conv_pixel.applies(win, x, g):
+        return _conv_pixel.grad_weight(x, g, op.w_shape, win)
     o, c, kh, kw = op.w_shape
     n, _, ho, wo = g.shape
     direct = _direct_numba.applies(op, x, g, (kh, kw), o)

@@ -359,17 +359,28 @@ def _fields(p: _PoolParams) -> tuple:
     return (p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode)
 
 
+def _two_by_two(op, shape) -> bool:
+    """Whether ``op``'s windows are 2x2 tiles, the case with kernels of their own."""
+    return op.kernel == (2, 2) and op.tiled(shape)
+
+
 @overrides.register(MaxPool2d, "cpu")
 def _max_pool_cpu(op: MaxPool2d, xp, x):
-    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass for the
-    maxima and each window's chosen offset, kept for the gradient (``_max_pool_scatter_cpu``)."""
-    if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
+    """A C-contiguous or channels-last float input: one numba pass for the maxima and each
+    window's chosen element, kept for the gradient (``_max_pool_scatter_cpu``); 2x2 tiles by
+    their own kernel, any other window (up to 255 taps: ResNet's 3x3, stride 2, padding 1) by
+    ``_pool_numba.pooled``."""
+    two = _two_by_two(op, x.shape)
+    if _pool_numba.memory(x) is None or op.kernel[0] * op.kernel[1] > 255:
         return NotImplemented
-    mod = _pool_numba.kernels(x.dtype)
+    mod = _pool_numba.kernels(x.dtype) if two else _pool_numba.window_kernels(x.dtype)
     if mod is None:
         return NotImplemented
     shape = (x.shape[0], x.shape[1], *op.out_hw(x.shape[2], x.shape[3]))
-    out, code = _pool_numba.maxima(mod, xp, x, shape)
+    if two:
+        out, code = _pool_numba.maxima(mod, xp, x, shape)
+    else:
+        out, code = _pool_numba.pooled(mod, op, x, shape)
     if state.grad_enabled:
         _remember(x, op, "code", code)
     return out
@@ -377,15 +388,22 @@ def _max_pool_cpu(op: MaxPool2d, xp, x):
 
 @overrides.register(MaxPoolScatter, "cpu")
 def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
-    """2x2 tiled windows of a C-contiguous or channels-last float input: one numba pass writes
-    ``g`` at each window's chosen element, read from the offsets the forward pass kept or
-    found in ``x`` again (``_pool_numba.scatter``)."""
-    if op.kernel != (2, 2) or not op.tiled(x.shape) or _pool_numba.memory(x) is None:
+    """A C-contiguous or channels-last float input: one numba pass puts ``g`` at each window's
+    chosen element, read from what the forward pass kept or found in ``x`` again
+    (``_pool_numba.scatter`` for 2x2 tiles, ``_pool_numba.scattered`` for other windows)."""
+    two = _two_by_two(op, x.shape)
+    if _pool_numba.memory(x) is None or op.kernel[0] * op.kernel[1] > 255:
         return NotImplemented
-    mod = _pool_numba.kernels(g.dtype, x.dtype)
+    if two:
+        mod = _pool_numba.kernels(g.dtype, x.dtype)
+    else:
+        mod = _pool_numba.window_kernels(g.dtype, x.dtype)
     if mod is None:
         return NotImplemented
-    return _pool_numba.scatter(mod, g, x, _recall(x, op, "code"))
+    code = _recall(x, op, "code")
+    if two:
+        return _pool_numba.scatter(mod, g, x, code)
+    return _pool_numba.scattered(mod, op, g, x, code)
 
 
 @dataclass(frozen=True)

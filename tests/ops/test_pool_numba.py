@@ -1,5 +1,6 @@
-"""The CPU override of max pooling (numba, ``ember.ops._pool_numba``) against the NumPy body,
-and the per-pool cache of what the forward pass leaves for the gradient.
+"""The CPU override of max pooling (numba, ``ember.ops._pool_numba``: 2x2 tiles and any other
+window) against the NumPy body, and the per-pool cache of what the forward pass leaves for the
+gradient.
 
 Each test that takes ``mode`` (``tests/ops/conftest.py``) runs with the NumPy bodies and with
 the numba kernels.
@@ -38,12 +39,14 @@ def _step(x, args, layout):
 
 
 # (kernel, stride, padding, dilation, ceil_mode)
-SETTINGS = [  # 2x2 (the kernel's) first; the others check that the override declines
+SETTINGS = [  # 2x2 tiles (their own kernels) first; the others take the any-window kernels
     ((2, 2), (2, 2), 0, 1, False),
     ((3, 2), (3, 2), 0, 1, False),
     ((2, 2), (2, 2), 0, 1, True),  # odd sizes: a window hangs over the edge
+    ((3, 3), (2, 2), 1, 1, False),  # ResNet's stem: overlapping windows, padding
     ((3, 3), (2, 2), 1, 1, True),
     ((3, 2), (1, 2), (1, 0), (2, 1), False),
+    ((3, 3), (1, 1), 1, 1, False),  # every element in up to nine windows
 ]
 
 
@@ -135,25 +138,35 @@ def test_no_entries_without_grad(mode):
     assert len(P._cache()) == 0
 
 
+WINDOWS = {  # (kernel, stride, padding, dilation, ceil_mode)
+    "2x2": ((2, 2), (2, 2), (0, 0), (1, 1), False),
+    "3x3s2p1": ((3, 3), (2, 2), (1, 1), (1, 1), False),
+    "3x2s1d2": ((3, 2), (1, 1), (1, 0), (2, 1), True),
+}
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("x_layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("g_layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("special", ["none", "inf_g", "nan_x", "ties"])
 @pytest.mark.parametrize("channels", [4, 16])  # 16 channels-last: the wide (vector) kernel
 @pytest.mark.parametrize("kept", [False, True], ids=["found", "kept"])
+@pytest.mark.parametrize("window", list(WINDOWS))
 def test_scatter_kernel_matches_the_numpy_body(
-    dtype, x_layout, g_layout, special, channels, kept, monkeypatch
+    dtype, x_layout, g_layout, special, channels, kept, window, monkeypatch
 ):
     """MaxPoolScatter's override: the arithmetic path (finite g, no NaN), the exact path it
     falls back to (a NaN in a window, an infinite g), ties (first maximum); odd sizes leave
     the uncovered row and column zero; the result keeps x's layout. ``kept``: the forward
-    override ran first and left each window's offset, which the scatter reads instead."""
+    override ran first and left each window's offset, which the scatter reads instead. Windows
+    other than 2x2 tiles take the any-window kernels (overlapping windows add up)."""
     if not _jit.available():
         pytest.skip("numba is not installed")
     monkeypatch.setattr(_jit, "_mode", "sync")
     rng = np.random.default_rng(3)
+    op = P.MaxPoolScatter(*WINDOWS[window])
     x = rng.standard_normal((3, channels, 7, 9)).astype(dtype)
-    g = rng.standard_normal((3, channels, 3, 4)).astype(dtype)
+    g = rng.standard_normal((3, channels, *op.out_hw(7, 9))).astype(dtype)
     if special == "inf_g":
         g[1, 2, 0, 1] = np.inf
     elif special == "nan_x":
@@ -165,15 +178,41 @@ def test_scatter_kernel_matches_the_numpy_body(
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     if g_layout == "channels_last":
         g = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    op = P.MaxPoolScatter((2, 2), (2, 2), (0, 0), (1, 1), False)
     P._cache().clear()
     want = op.forward(np, g, x)
+    spy = []
+    real = _pool_numba.scattered
+    monkeypatch.setattr(_pool_numba, "scattered", lambda *a: spy.append(1) or real(*a))
     if kept:
         P._max_pool_cpu(P.MaxPool2d(*P._fields(op)), np, x)
         assert P._recall(x, op, "code") is not None
     got = P._max_pool_scatter_cpu(op, np, g, x)
-    np.testing.assert_array_equal(got, want)
+    assert spy == ([] if window == "2x2" else [1])
+    if window == "2x2":
+        np.testing.assert_array_equal(got, want)
+    else:  # where windows overlap, the sums of two or more g add up in another order
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert got.flags.c_contiguous == x.flags.c_contiguous
     tx, tg = torch.tensor(np.ascontiguousarray(x), requires_grad=True), torch.tensor(g)
-    torch.nn.functional.max_pool2d(tx, 2).backward(tg)
-    np.testing.assert_array_equal(got, tx.grad.numpy())
+    torch.nn.functional.max_pool2d(tx, *WINDOWS[window]).backward(tg)
+    np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+    if window == "2x2":
+        np.testing.assert_array_equal(got, tx.grad.numpy())
+
+
+def test_any_window_forward_keeps_the_layout_and_matches_torch(monkeypatch):
+    """ResNet's stem pool (3x3, stride 2, padding 1) on channels-last memory: the any-window
+    kernel's maxima in the input's layout, equal to PyTorch's; larger windows than 255 taps
+    decline (the taps are kept as uint8)."""
+    if not _jit.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(_jit, "_mode", "sync")
+    x = np.random.default_rng(4).standard_normal((2, 16, 10, 10)).astype(np.float32)
+    xl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    op = P.MaxPool2d((3, 3), (2, 2), (1, 1), (1, 1), False)
+    got = P._max_pool_cpu(op, np, xl)
+    assert got.transpose(0, 2, 3, 1).flags.c_contiguous
+    want = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1).numpy()
+    np.testing.assert_array_equal(got, want)
+    big = P.MaxPool2d((16, 16), (16, 16), (0, 0), (1, 1), False)
+    assert P._max_pool_cpu(big, np, np.zeros((1, 1, 32, 32), np.float32)) is NotImplemented
