@@ -470,6 +470,12 @@ MIN_WORK = 1 << 19
 # forward 1.19-1.60x, input gradient 1.46-1.82x, forward + weight gradient 1.31x; the digits
 # model's 64-image layers, 2^20 per product, 0.63-1.43x and 0.74-0.95x).
 MIN_WORK_THREADED = 1 << 24
+# Fewest output pixels (images x map) measured faster: below, the weight's transforms (16 x C x O
+# values, twice a step) outweigh the 16 products of few rows each. Forward + both gradients,
+# Winograd / im2col ms, 2 cores: 32 x 256 -> 256 on 2x2 maps 6.2 / 5.1 and 512 -> 512 25.4 /
+# 20.3, 8 x 256 on 4x4 5.6 / 4.8; 64 x 128 on 2x2 (256 pixels) 1.3 / 1.8, 32 x 256 on 4x4 10.3 /
+# 13.0.
+MIN_OUTPUTS = 256
 
 
 def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
@@ -484,7 +490,7 @@ def pays(n: int, c: int, o: int, ho: int, wo: int) -> bool:
     threads im2col's one large product gains from them and the 16 small ones do not, so it
     takes 2^24 (64 images of 64 -> 64 channels on 32x32 maps: see the module's figures).
     """
-    if not ENABLED or c * o < 16 * (c + o) or min(ho, wo) == 1:
+    if not ENABLED or c * o < 16 * (c + o) or min(ho, wo) == 1 or n * ho * wo < MIN_OUTPUTS:
         return False  # (a map one output wide uses half a tile or less: 512 channels, 32 images
         # of 1x1, forward and both gradients 23.5 ms against im2col's 14.2)
     work = n * ((ho + 1) // 2) * ((wo + 1) // 2) * c * o

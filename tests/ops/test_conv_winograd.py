@@ -70,6 +70,7 @@ def winograd(request, monkeypatch):
     monkeypatch.setattr(_jit, "_mode", "sync")
     monkeypatch.setattr(_blas, "one_thread", lambda: True)
     monkeypatch.setattr(W, "MIN_WORK", 0)
+    monkeypatch.setattr(W, "MIN_OUTPUTS", 0)
     monkeypatch.setattr(W, "TILE4", request.param == 4)
     monkeypatch.setattr(W, "TILE4_MIN", 0)
     monkeypatch.setattr(W, "TILE4_TILES", 0)
@@ -251,7 +252,7 @@ def test_declines_by_policy(winograd, monkeypatch):
     before = len(winograd)
     C._conv2d_grad_input_cpu(gi, np, g3, wt)
     assert len(winograd) == before
-    for attr, value in (("ENABLED", False), ("MIN_WORK", 1 << 40)):
+    for attr, value in (("ENABLED", False), ("MIN_WORK", 1 << 40), ("MIN_OUTPUTS", 1 << 40)):
         with monkeypatch.context() as m:
             m.setattr(W, attr, value)
             assert _declines(op, x, wt, monkeypatch), attr
@@ -263,7 +264,7 @@ def test_declines_by_policy(winograd, monkeypatch):
 def test_policy_serves_the_measured_shapes(monkeypatch):
     """With one BLAS thread a product (numba's threads split them): the digits model's 3x3
     layers (64 images) and conv2d.py's 64x64x32x32, not the first layer's single input
-    channel nor small products; with more BLAS threads, none."""
+    channel nor small products nor few output pixels; with more BLAS threads, none."""
     monkeypatch.setattr(W, "ENABLED", True)
     monkeypatch.setattr(_blas, "one_thread", lambda: True)
     assert W.pays(64, 32, 32, 8, 8) and W.pays(64, 32, 64, 4, 4) and W.pays(64, 64, 64, 4, 4)
@@ -271,6 +272,9 @@ def test_policy_serves_the_measured_shapes(monkeypatch):
     assert W.pays(64, 64, 64, 32, 32)
     assert not W.pays(64, 1, 32, 8, 8) and not W.pays(1, 64, 64, 4, 4)
     assert not W.pays(64, 8, 8, 32, 32)
+    # ResNet-18's third stage on 32x32 images: 32 images of 2x2 maps (few output pixels)
+    assert not W.pays(32, 256, 256, 2, 2) and not W.pays(8, 256, 256, 4, 4)
+    assert W.pays(64, 128, 128, 2, 2) and W.pays(32, 256, 256, 4, 4)
     monkeypatch.setattr(_blas, "one_thread", lambda: False)  # more BLAS threads: large products
     assert W.pays(64, 64, 64, 32, 32)
     assert not W.pays(64, 32, 32, 8, 8) and not W.pays(64, 64, 64, 4, 4)
