@@ -325,13 +325,35 @@ def _bfloat16(a, b, out):
     return out
 
 
+def _folded(a):
+    """``(rows, order)``: an N-D host array's rows as one (rows, K) matrix without a copy, its
+    leading dimensions taken in ``order`` (by stride, largest first: a sequence-first view of
+    batch-first memory, as attention's projections get, folds too); None where they do not
+    step through memory as one."""
+    if type(a) is not np.ndarray:
+        return None
+    lead = a.ndim - 1
+    order = tuple(sorted(range(lead), key=lambda i: -a.strides[i]))
+    need = a.strides[order[-1]]
+    for i in reversed(order):
+        if a.shape[i] != 1 and a.strides[i] != need:
+            return None
+        need *= a.shape[i]
+    if order != tuple(range(lead)):
+        a = a.transpose(order + (lead,))
+    return a.reshape(-1, a.shape[-1]), order
+
+
 def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, split over numba's threads where ``active()`` and the
     product has at least ``MIN_SPLIT_WORK`` multiply-adds: float32 or float64 host arrays of one
     dtype, 2-D or 3-D stacks (``b`` 2-D or a stack of ``a``'s length), each matrix with one unit
     stride. A 2-D product whose inner dimension is by far the longest is split along it (the
     threads' parts summed: ``INNER``, ``MAX_PARTIALS``), others by matrices, rows or columns.
-    Anything else is ``np.matmul``.
+    An N-D stack times one matrix is one product of all the stack's rows where they step
+    through memory as one, in some order of its leading dimensions (``_folded``; the result in
+    the stack's memory order): attention's (L, N, E) views of batch-first memory times a weight
+    took 9.9 ms as 128 products of 16 rows, 4.0 as one. Anything else is ``np.matmul``.
 
     bfloat16 (ml_dtypes) operands are widened to float32 first (exact) and multiplied by BLAS:
     NumPy's own bfloat16 product has no BLAS loop (1.6-1.9x the time on the digits model's
@@ -342,6 +364,18 @@ def matmul(a, b, out=None):
     >>> matmul(a, np.ones((5, 2), np.float32)).shape
     (3, 4, 2)
     """
+    if b.ndim == 2 and a.ndim > 2 and (folded := _folded(a)) is not None:
+        # a stack times one matrix: one product of all the stack's rows, in its memory's order
+        rows, order = folded
+        lead = a.ndim - 1
+        back = tuple(np.argsort(order)) + (lead,)
+        if out is None:
+            flat = matmul(rows, b)
+            return flat.reshape(tuple(a.shape[i] for i in order) + b.shape[-1:]).transpose(back)
+        dst = out.transpose(order + (lead,))
+        if dst.flags.c_contiguous:
+            matmul(rows, b, dst.reshape(-1, b.shape[-1]))
+            return out
     if (
         type(a) is not np.ndarray
         or type(b) is not np.ndarray

@@ -42,6 +42,9 @@ CASES = {  # name: (a, b); float32 and float64, 2-D and stacks, transposed and s
     "row slice": (_rand(50, 20)[5:45], _rand(20, 8)),
     "column slice of a": (_rand(30, 40)[:, 3:23], _rand(20, 8)),
     "stack @ matrix": (_rand(4, 9, 6), _rand(6, 5)),
+    "sequence-first view @ matrix": (_rand(4, 9, 6).transpose(1, 0, 2), _rand(6, 5)),
+    "4-d permuted @ matrix": (_rand(2, 3, 7, 6).transpose(2, 0, 1, 3), _rand(6, 4)),
+    "stack with rows cut @ matrix": (_rand(4, 9, 6)[:, 1:8], _rand(6, 5)),  # does not fold
     "stack @ stack": (_rand(16, 10, 4, dtype=np.float64), _rand(16, 4, 7, dtype=np.float64)),
     "stack, fewer than threads": (_rand(1, 31, 8), _rand(1, 8, 3)),
     "stack transposed (v^T z)": (_rand(16, 30, 5).transpose(0, 2, 1), _rand(16, 30, 6)),
@@ -91,6 +94,25 @@ FALLBACKS = {  # what NumPy serves itself: the same result, dtype and errors as 
 @pytest.mark.parametrize("name", sorted(FALLBACKS))
 def test_what_it_does_not_split_is_numpy(name, split):
     np.testing.assert_array_equal(*_both(*FALLBACKS[name]))
+
+
+def test_a_stack_times_a_matrix_is_one_product_in_its_memory_order(split, monkeypatch):
+    """Attention's projections multiply a sequence-first view (L, N, E) of batch-first memory
+    by a weight: one product of all N * L rows (not N * L / L small ones), the result laid out
+    as the input is; rows that do not step through memory as one stay a stack."""
+    a, w = _rand(4, 9, 6).transpose(1, 0, 2), _rand(6, 5)
+    rows, order = blas._folded(a)
+    assert rows.shape == (36, 6) and order == (1, 0) and np.shares_memory(rows, a)
+    calls = []
+    real = blas.matmul
+    monkeypatch.setattr(
+        blas, "matmul", lambda x, y, out=None: calls.append(x.shape) or real(x, y, out)
+    )
+    got = real(a, w)
+    assert calls == [(36, 6)]
+    assert got.transpose(1, 0, 2).flags.c_contiguous
+    np.testing.assert_allclose(got, np.matmul(a, w), rtol=1e-6, atol=1e-6)
+    assert blas._folded(_rand(4, 9, 6)[:, 1:8]) is None
 
 
 def test_shape_errors_are_numpy_s(split):
