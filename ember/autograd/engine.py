@@ -30,6 +30,7 @@ from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
 from ..ops.base import apply
 from ..ops.elementwise import ADD
+from ..ops.indexing import GradPieces
 
 _getrefcount = sys.getrefcount
 
@@ -58,7 +59,18 @@ class GradSlots(list):
 def _add(prev, g):
     if type(prev) is GradSlots:
         return prev.merged(g)
+    if type(prev) is GradPieces:
+        if type(g) is GradPieces:
+            return prev.merged(g)
+        prev = prev.gradient()
+    elif type(g) is GradPieces:
+        g = g.gradient()
     return apply(ADD, prev, g)
+
+
+def _whole(g):
+    """A gradient as a tensor (``GradPieces`` summed)."""
+    return g.gradient() if type(g) is GradPieces else g
 
 
 def _toposort(roots) -> list:
@@ -210,7 +222,7 @@ def _run_backward(
             g = leaf_grads.pop(k, None)
             if g is not None:
                 del leaves[k]
-                on_final(leaf, g)
+                on_final(leaf, _whole(g))
 
     with _config.set_grad_enabled(create_graph):
         for node in order:
@@ -221,6 +233,8 @@ def _run_backward(
             g = pop(node, None)
             if g is None or (targets is not None and node not in useful and node not in targets):
                 continue
+            if type(g) is GradPieces:
+                g = g.gradient()
             if node.hooks:
                 for hook in node.hooks:
                     r = hook(g)
@@ -253,7 +267,7 @@ def _run_backward(
                         leaf_grads[k] = ig
                         leaves[k] = n
                     else:
-                        leaf_grads[k] = apply(ADD, prev, ig)
+                        leaf_grads[k] = _add(prev, ig)
                 else:
                     prev = node_grads.get(n)
                     node_grads[n] = ig if prev is None else _add(prev, ig)
@@ -261,6 +275,9 @@ def _run_backward(
                 node.free()
         if ready:
             flush(ready)
+        for k, g in leaf_grads.items():
+            if type(g) is GradPieces:
+                leaf_grads[k] = g.gradient()
     return leaves, leaf_grads, captured
 
 
@@ -280,7 +297,7 @@ def _anomaly_backward(node, in_grads) -> None:
     if not _config.state.anomaly_check_nan:
         return
     for i, ig in enumerate(in_grads):
-        if ig is None or type(ig) is GradSlots:
+        if ig is None or type(ig) in (GradSlots, GradPieces):
             continue
         arr = ig._data
         xp = ig.device.xp

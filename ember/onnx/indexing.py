@@ -152,6 +152,16 @@ def _basic_index_grad(ctx, node, g):
     return _scatter_flat(ctx, _zeros(ctx, node, shape), shape, where, g)
 
 
+@converts(I.BasicIndexGrads)
+def _basic_index_grads(ctx, node, *gs):
+    shape = node.op.shape
+    add = not I._tiles(node.op.keys, shape)  # overlapping pieces add up
+    out = _zeros(ctx, node, shape)
+    for key, g in zip(node.op.keys, gs):
+        out = _scatter_flat(ctx, out, shape, _where(ctx, node, shape, key, None, ()), g, add)
+    return out
+
+
 @converts(I.AdvIndexGrad)
 def _adv_index_grad(ctx, node, g, *idx):
     shape = node.op.shape

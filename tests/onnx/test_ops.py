@@ -15,6 +15,7 @@ import ember  # noqa: E402
 import ember.nn.functional as F  # noqa: E402
 from ember.ops.base import apply  # noqa: E402
 from ember.ops.elementwise import ClampGrad  # noqa: E402
+from ember.ops.indexing import BasicIndexGrads  # noqa: E402
 from tests.onnx.helpers import check  # noqa: E402
 
 
@@ -94,6 +95,8 @@ CASES = [
     Case("clamp", lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + x.clamp(max=0.2), [(3, 4)]),
     Case("clamp_tensor", lambda x, lo: x.clamp(min=lo, max=lo + 1), [(3, 4), (4,)]),
     Case("clamp_grad", lambda g, x: sum(apply(ClampGrad(lo, hi), g, x) for lo, hi in ((-0.5, 0.5), (0.1, None), (None, 0.2), (None, None))), [(3, 4), (3, 4)]),
+    Case("basic_index_grads", lambda a, b: apply(BasicIndexGrads(((("s", 0, 2, None),), (("s", 2, 5, None),)), (5, 3)), a, b), [(2, 3), (3, 3)]),
+    Case("basic_index_grads_overlapping", lambda a, b: apply(BasicIndexGrads(((("s", None, None, None), 1), (("s", None, None, None), 1)), (4, 3)), a, b), [(4,), (4,)], opset=16),
     Case("compare", lambda a, b: (a < b) ^ (a >= b) | (a == b) & (a != b), [(3, 4), (4,)]),
     Case("compare_gt_le", lambda a, b: (a > b).logical_xor(a <= b), [(3, 4), (4,)]),
     Case("isclose", lambda a, b: ember.isclose(a, a + b * 1e-6), [(3, 4), (3, 4)]),
