@@ -33,11 +33,17 @@ def numba_mode(mode):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(A.OPS))
-@pytest.mark.parametrize("form", ["arrays", "number second", "0-d first", "in place"])
+@pytest.mark.parametrize(
+    "form", ["arrays", "number second", "0-d first", "in place", "row second", "row first"]
+)
 def test_kernels_give_numpys_bits(numba_mode, name, form, dtype):
     a, b = _rand(dtype=dtype), _rand(dtype=dtype, seed=1)[::-1].copy()
     with np.errstate(all="ignore"):
-        if form == "arrays":
+        if form.startswith("row"):  # a bias: one row broadcast down a (rows, 2, 7) stack
+            stack, row = _rand(14 * 4700, dtype).reshape(-1, 2, 7), b[:14].reshape(2, 7)
+            pair = (stack, row) if form == "row second" else (row, stack)
+            want, got = UFUNCS[name](*pair), A.binary(name, *pair)
+        elif form == "arrays":
             want, got = UFUNCS[name](a, b), A.binary(name, a, b)
         elif form == "number second":
             want, got = UFUNCS[name](a, 0.3), A.binary(name, a, 0.3)
@@ -67,7 +73,9 @@ def test_shapes_keep_their_dims(numba_mode):
         (np.ones(N, np.float16), np.ones(N, np.float16), "float16"),
         (np.ones(2 * N, np.float32)[::2], np.ones(N, np.float32), "not contiguous"),
         (np.ones(N, np.float32), np.ones(N, np.float64), "two dtypes"),
-        (np.ones((N, 2), np.float32), np.ones(2, np.float32), "a broadcast row"),
+        (np.ones((N, 2), np.float32), np.ones((N, 1), np.float32), "a broadcast column"),
+        (np.ones((N, 2), np.float32), np.ones(2, np.float64), "a row of another dtype"),
+        (np.ones((N, 4), np.float32), np.ones(8, np.float32)[::2], "a strided row"),
         (np.ones(N, np.float32), np.asarray(1.0, np.float64), "a 0-d operand of another dtype"),
         (np.ones(N, np.float32), True, "a bool"),
         (np.ones(N, np.float32), 10**400, "an int no float holds"),
