@@ -174,17 +174,21 @@ class BasicIndexGrads(Op):
 
 
 def _tiles(keys: tuple, shape: tuple) -> bool:
-    """Whether ``keys`` are unit-step slices of one dimension (whole before it) that cover it
-    exactly once: each element written by one piece."""
+    """Whether ``keys`` are unit-step slices or single indices of one dimension (whole before
+    it) that cover it exactly once (a ``split``'s or an ``unbind``'s): each element written by
+    one piece."""
     dim = len(keys[0]) - 1
     spans = []
     for key in keys:
-        if len(key) != dim + 1 or any(k != FULL for k in key[:dim]):
+        if len(key) != dim + 1 or dim >= len(shape) or any(k != FULL for k in key[:dim]):
             return False
         k = key[dim]
-        if type(k) is not tuple or k[3] not in (None, 1):
+        if type(k) is int:
+            spans.append(range(k, k + 1))
+        elif type(k) is tuple and k[3] in (None, 1):
+            spans.append(range(shape[dim])[slice(k[1], k[2])])
+        else:
             return False
-        spans.append(range(shape[dim])[slice(k[1], k[2])])
     spans.sort(key=lambda r: r.start)
     at = 0
     for r in spans:

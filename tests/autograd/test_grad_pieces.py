@@ -71,6 +71,19 @@ def test_split_parts_are_written_by_one_op(writes):
     assert writes == [("many", (2, 3, 12), 3)]
 
 
+def test_unbind_steps_are_written_by_one_op(writes):
+    """A recurrent layer's time steps: one op for all of them (the gradient of each step was
+    zeros of the whole sequence)."""
+    x = _data(7, 2, 3)
+    ex = ember.tensor(x, requires_grad=True)
+    steps = (ex * 1.0).unbind(0)
+    sum((s * (i + 1)).sum() for i, s in enumerate(steps)).backward()
+    assert writes == [("many", (7, 2, 3), 7)]
+    tx = torch.tensor(x, requires_grad=True)
+    sum((s * (i + 1)).sum() for i, s in enumerate((tx * 1.0).unbind(0))).backward()
+    np.testing.assert_array_equal(ex.grad.numpy(), tx.grad.numpy())
+
+
 def test_one_piece_is_basic_index_grad(writes):
     ex = ember.tensor(_data(4, 5), requires_grad=True)
     (ex * 1.0)[1:3].sum().backward()
@@ -85,7 +98,8 @@ def test_tiling_pieces_skip_the_zeros_and_others_keep_them():
     assert not I._tiles(tile[:1], (5, 3))  # a gap
     assert not I._tiles(((("s", 0, 3, None),), (("s", 2, 5, None),)), (5, 3))  # overlap
     assert not I._tiles(((("s", 0, 4, 2),), (("s", 1, 5, 2),)), (5, 3))  # steps
-    assert not I._tiles((((0),), ((1),)), (2, 3))  # integers, not slices
+    assert I._tiles(((1,), (0,)), (2, 3))  # an unbind's indices
+    assert not I._tiles(((0,),), (2, 3)) and not I._tiles(((0,), (0,)), (1, 3))
     g = [np.ones((2, 3), np.float32), np.full((3, 3), 2.0, np.float32)]
     out = I.BasicIndexGrads(tile, (5, 3)).forward(np, *g)
     np.testing.assert_array_equal(out, np.concatenate(g))

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from .rnn_base import RNNBase, RNNDTypeError, _empty, _zeros  # noqa: F401
 from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
-from .rnn_recurrence import _run_gru, _run_lstm, _run_rnn, _step, _time_steps  # noqa: F401
+from .rnn_recurrence import _run_gru, _run_lstm, _run_rnn, _step  # noqa: F401
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 

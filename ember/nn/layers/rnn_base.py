@@ -29,7 +29,7 @@ from .. import init
 from .._functional.dropout import dropout as _dropout
 from ..module import Module
 from ..parameter import Parameter
-from .rnn_recurrence import _run_gru, _run_lstm, _run_rnn, _time_steps
+from .rnn_recurrence import _run_gru, _run_lstm, _run_rnn
 
 __all__ = ["RNNBase"]
 
@@ -355,7 +355,8 @@ class RNNBase(Module):
                 if b_ih is not None:
                     proj = proj + b_ih
                 proj = proj.reshape(steps, batch, proj.shape[1])
-                xs = _time_steps(proj) if proj.requires_grad else proj.unbind(0)
+                # the steps' gradients are written by one op (autograd's GradPieces)
+                xs = proj.unbind(0)
                 walk = keep
                 if direction:
                     xs = xs[::-1]

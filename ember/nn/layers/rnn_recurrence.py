@@ -1,5 +1,5 @@
 """The recurrences of the recurrent layers: one direction of one layer, all time steps, for
-RNN (tanh or ReLU), LSTM and GRU, and the tree of splits that cuts a sequence into steps.
+RNN (tanh or ReLU), LSTM and GRU.
 
 >>> import ember
 >>> hs, h = _run_rnn([ember.ones(1, 2)] * 3, ember.zeros(1, 2), ember.zeros(2, 2), ember.relu)
@@ -9,7 +9,6 @@ RNN (tanh or ReLU), LSTM and GRU, and the tree of splits that cuts a sequence in
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
 from ...functions.elementwise import where
 from ...functions.math import sigmoid as _sigmoid
 from ...functions.math import tanh as _tanh
@@ -69,19 +68,3 @@ def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
         h = _step(keep, t, n + z * (h - n), h)  # = (1 - z) * n + z * h
         hs.append(h)
     return hs, h
-
-
-def _time_steps(x: Tensor, fan: int = 4) -> list:
-    """``x.unbind(0)``, but through a tree of splits (``fan`` pieces a level).
-
-    The gradient of each slice of ``x`` is a zero-filled tensor of the sliced tensor's shape,
-    so unbinding T steps at once costs O(T^2) in backward; slicing in a tree costs
-    O(T log T) (for about 1.3 T slicing ops instead of T).
-    """
-    n = x.shape[0]
-    if n <= fan:
-        return list(x.unbind(0))
-    out = []
-    for piece in x.split(-(-n // fan), 0):
-        out.extend(_time_steps(piece, fan))
-    return out
