@@ -19,10 +19,13 @@ Prints tokens/s of each and ember / PyTorch throughput (targets: compiled bf16 >
 ``amp_bfloat16`` a summary line: ember amp / torch amp eager (>= 0.7x), ember amp compiled /
 torch amp eager (>= 1.0x) and, with ``tf32`` too, ember amp / ember tf32, eager and compiled
 (>= 1.3x). Without a GPU it exits with a message; ``--device cpu --steps 1 --small`` is a smoke
-run (autocast on the CPU uses bfloat16 too).
+run (autocast on the CPU uses bfloat16 too). ``--sizes layers,width,heads,ff,seq,batch`` sets
+other sizes: ``--device cpu --dtypes float32 --sizes 2,256,4,1024,128,16`` is the medium model
+the CPU figures in benchmarks/README.md use.
 
     python benchmarks/gpu_transformer.py [--steps 10] [--repeats 3]
         [--dtypes bfloat16,float32,amp_bfloat16,tf32] [--compiled] [--small] [--device cuda]
+        [--sizes L,W,H,F,S,B]
 """
 
 from __future__ import annotations
@@ -51,9 +54,15 @@ VOCAB = 1000
 class Shape:
     """The benchmark's sizes: the issue's, or a small set for a CPU smoke run."""
 
-    def __init__(self, small: bool):
-        sizes = (2, 64, 4, 128) if small else (6, 768, 12, 3072)
-        self.layers, self.width, self.heads, self.ff = sizes
+    def __init__(self, small: bool, sizes: str | None = None):
+        if sizes:
+            values = [int(v) for v in sizes.split(",")]
+            if len(values) != 6:
+                raise SystemExit(f"--sizes wants layers,width,heads,ff,seq,batch; got {sizes!r}")
+            self.layers, self.width, self.heads, self.ff, self.seq, self.batch = values
+            return
+        model = (2, 64, 4, 128) if small else (6, 768, 12, 3072)
+        self.layers, self.width, self.heads, self.ff = model
         self.seq, self.batch = (16, 2) if small else (512, 16)
 
 
@@ -97,11 +106,12 @@ def main() -> None:
             "--dtypes": {"default": "bfloat16,float32"},
             "--compiled": {"action": "store_true", "help": "also time ember.compile"},
             "--small": {"action": "store_true", "help": "tiny sizes (CPU smoke run)"},
+            "--sizes": {"help": "layers,width,heads,ff,seq,batch (other sizes)"},
         },
     )
     ember, torch = require_device(args.device)
     dev = args.device
-    s = Shape(args.small)
+    s = Shape(args.small, args.sizes)
     rng = np.random.default_rng(0)
     data = (
         rng.standard_normal((s.batch, s.seq, s.width)).astype(np.float32),
