@@ -18,6 +18,7 @@ from ..ops import conv as C
 from ..ops import loss as Lo
 from ..ops import norm as Nm
 from ..ops import pool as P
+from ..ops import rnn as R
 from ..ops import softmax as S
 from ..static.dims import Dim
 from .context import converts
@@ -221,3 +222,29 @@ def _nll_loss(ctx, node, logp, target):
     op = node.op
     extra = {} if op.ignore is None else {"ignore_index": int(op.ignore)}
     return ctx.add("NegativeLogLikelihoodLoss", [logp, target], reduction=op.reduction, **extra)
+
+
+@converts(R.LSTMRecurrence)
+def _lstm_recurrence(ctx, node, xs, h, c, w):
+    """The steps unrolled (the sequence length is the traced one), into the op's packed
+    (6T + 1, B, H) layout: hidden states, last cell, cell states, activated gates."""
+    t = node.inputs[0].shape[0]
+    n = node.inputs[3].shape[0]
+    if isinstance(t, Dim):
+        raise ctx.error("an LSTM over a sequence of unknown length (export it with a fixed one)")
+    order = range(t - 1, -1, -1) if node.op.reverse else range(t)
+    hs, cs, gates = [None] * t, [None] * t, [None] * t
+
+    def part(x, j):
+        return ctx.add("Slice", [x, ctx.ints([j * n]), ctx.ints([(j + 1) * n]), ctx.ints([1])])
+
+    for k in order:
+        step = ctx.add("Gather", [xs, ctx.const(np.asarray(k, np.int64))], axis=0)
+        pre = ctx.add("Add", [ctx.add("MatMul", [h, w]), step])
+        i, f, o = (ctx.add("Sigmoid", [part(pre, j)]) for j in (0, 1, 3))
+        g = ctx.add("Tanh", [part(pre, 2)])
+        c = ctx.add("Add", [ctx.add("Mul", [f, c]), ctx.add("Mul", [i, g])])
+        h = ctx.add("Mul", [o, ctx.add("Tanh", [c])])
+        hs[k], cs[k], gates[k] = h, c, (i, f, g, o)
+    rows = hs + [c] + cs + [q for k in range(t) for q in gates[k]]
+    return ctx.add("Concat", [ctx.unsqueeze(r, [0]) for r in rows], axis=0)

@@ -29,7 +29,7 @@ from .. import init
 from .._functional.dropout import dropout as _dropout
 from ..module import Module
 from ..parameter import Parameter
-from .rnn_recurrence import _run_gru, _run_lstm, _run_rnn
+from .rnn_recurrence import _fused_lstm, _lstm_layer, _run_gru, _run_lstm, _run_rnn
 
 __all__ = ["RNNBase"]
 
@@ -355,19 +355,26 @@ class RNNBase(Module):
                 if b_ih is not None:
                     proj = proj + b_ih
                 proj = proj.reshape(steps, batch, proj.shape[1])
+                h = h_init[idx] if h_init is not None else _zeros((batch, out_size), input)
+                # one contiguous copy per forward: NumPy multiplies small matrices by a
+                # transposed view several times slower than by a contiguous one
+                w_hh_t = w_hh.t().contiguous()
+                w_hr = params.get("weight_hr" + sfx) if mode == "LSTM" else None
+                if _fused_lstm(mode, w_hr, keep, proj, h):  # the steps as one op
+                    c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
+                    hs, h, c = _lstm_layer(proj, h, c, w_hh_t, bool(direction))
+                    c_last.append(c)
+                    h_last.append(h)
+                    outputs.append(named(hs, "StackBackward0"))  # the composite's name
+                    continue
                 # the steps' gradients are written by one op (autograd's GradPieces)
                 xs = proj.unbind(0)
                 walk = keep
                 if direction:
                     xs = xs[::-1]
                     walk = None if keep is None else keep[::-1]
-                h = h_init[idx] if h_init is not None else _zeros((batch, out_size), input)
-                # one contiguous copy per forward: NumPy multiplies small matrices by a
-                # transposed view several times slower than by a contiguous one
-                w_hh_t = w_hh.t().contiguous()
                 if mode == "LSTM":
                     c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
-                    w_hr = params.get("weight_hr" + sfx)
                     w_hr_t = None if w_hr is None else w_hr.t().contiguous()
                     hs, h, c = _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden, walk)
                     c_last.append(c)

@@ -9,6 +9,7 @@ RNN (tanh or ReLU), LSTM and GRU.
 
 from __future__ import annotations
 
+from ... import dtypes as _dt
 from ...functions.elementwise import where
 from ...functions.math import sigmoid as _sigmoid
 from ...functions.math import tanh as _tanh
@@ -51,6 +52,31 @@ def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
         h, c = _step(keep, t, h_new, h), _step(keep, t, c_new, c)
         hs.append(h)
     return hs, h, c
+
+
+def _fused_lstm(mode: str, w_hr, keep, proj, h) -> bool:
+    """Whether an LSTM direction runs as one op (``ember.ops.rnn``): no projection, no packed
+    lengths, some steps, float32 or float64 steps and state of one dtype."""
+    return (
+        mode == "LSTM"
+        and w_hr is None
+        and keep is None
+        and proj.shape[0] > 0
+        and proj.dtype in (_dt.float32, _dt.float64)
+        and h.dtype == proj.dtype
+    )
+
+
+def _lstm_layer(xs, h, c, w_hh_t, reverse: bool):
+    """One LSTM direction as one op: (hidden states (T, B, H), last h, last c)."""
+    from ...ops.base import apply
+    from ...ops.rnn import LSTMRecurrence, hidden_states, last_cell
+
+    t = xs.shape[0]
+    c = c if c.dtype == xs.dtype else c.to(xs.dtype)
+    out = apply(LSTMRecurrence(reverse), xs, h, c, w_hh_t)
+    hs = hidden_states(out, t)
+    return hs, hs[0] if reverse else hs[t - 1], last_cell(out, t)
 
 
 def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
