@@ -224,27 +224,54 @@ def _nll_loss(ctx, node, logp, target):
     return ctx.add("NegativeLogLikelihoodLoss", [logp, target], reduction=op.reduction, **extra)
 
 
-@converts(R.LSTMRecurrence)
-def _lstm_recurrence(ctx, node, xs, h, c, w):
-    """The steps unrolled (the sequence length is the traced one), into the op's packed
-    (6T + 1, B, H) layout: hidden states, last cell, cell states, activated gates."""
+def _steps(ctx, node):
+    """(T, the walk's order of steps) of a recurrence's node, and a slicer of its gates."""
     t = node.inputs[0].shape[0]
-    n = node.inputs[3].shape[0]
+    n = node.inputs[2 if isinstance(node.op, R.GRURecurrence) else 3].shape[0]
     if isinstance(t, Dim):
-        raise ctx.error("an LSTM over a sequence of unknown length (export it with a fixed one)")
-    order = range(t - 1, -1, -1) if node.op.reverse else range(t)
-    hs, cs, gates = [None] * t, [None] * t, [None] * t
+        raise ctx.error("a recurrence over a sequence of unknown length (export a fixed one)")
 
     def part(x, j):
         return ctx.add("Slice", [x, ctx.ints([j * n]), ctx.ints([(j + 1) * n]), ctx.ints([1])])
 
+    def step(xs, k):
+        return ctx.add("Gather", [xs, ctx.const(np.asarray(k, np.int64))], axis=0)
+
+    return t, (range(t - 1, -1, -1) if node.op.reverse else range(t)), part, step
+
+
+def _packed(ctx, rows) -> str:
+    return ctx.add("Concat", [ctx.unsqueeze(r, [0]) for r in rows], axis=0)
+
+
+@converts(R.LSTMRecurrence)
+def _lstm_recurrence(ctx, node, xs, h, c, w):
+    """The steps unrolled (the sequence length is the traced one), into the op's packed
+    (6T + 1, B, H) layout: hidden states, last cell, cell states, activated gates."""
+    t, order, part, step = _steps(ctx, node)
+    hs, cs, gates = [None] * t, [None] * t, [None] * t
     for k in order:
-        step = ctx.add("Gather", [xs, ctx.const(np.asarray(k, np.int64))], axis=0)
-        pre = ctx.add("Add", [ctx.add("MatMul", [h, w]), step])
+        pre = ctx.add("Add", [ctx.add("MatMul", [h, w]), step(xs, k)])
         i, f, o = (ctx.add("Sigmoid", [part(pre, j)]) for j in (0, 1, 3))
         g = ctx.add("Tanh", [part(pre, 2)])
         c = ctx.add("Add", [ctx.add("Mul", [f, c]), ctx.add("Mul", [i, g])])
         h = ctx.add("Mul", [o, ctx.add("Tanh", [c])])
         hs[k], cs[k], gates[k] = h, c, (i, f, g, o)
-    rows = hs + [c] + cs + [q for k in range(t) for q in gates[k]]
-    return ctx.add("Concat", [ctx.unsqueeze(r, [0]) for r in rows], axis=0)
+    return _packed(ctx, hs + [c] + cs + [q for k in range(t) for q in gates[k]])
+
+
+@converts(R.GRURecurrence)
+def _gru_recurrence(ctx, node, xs, h, w, b):
+    """The steps unrolled, into the op's packed (5T, B, H) layout: hidden states, reset and
+    update gates, candidates, recurrent candidate terms."""
+    t, order, part, step = _steps(ctx, node)
+    hs, rs, zs, cs, hns = ([None] * t for _ in range(5))
+    for k in order:
+        x = step(xs, k)
+        gh = ctx.add("Add", [ctx.add("MatMul", [h, w]), b])
+        r, z = (ctx.add("Sigmoid", [ctx.add("Add", [part(x, j), part(gh, j)])]) for j in (0, 1))
+        hn = part(gh, 2)
+        c = ctx.add("Tanh", [ctx.add("Add", [part(x, 2), ctx.add("Mul", [r, hn])])])
+        h = ctx.add("Add", [c, ctx.add("Mul", [z, ctx.add("Sub", [h, c])])])
+        hs[k], rs[k], zs[k], cs[k], hns[k] = h, r, z, c, hn
+    return _packed(ctx, hs + rs + zs + cs + hns)

@@ -1,4 +1,4 @@
-"""One direction of one LSTM layer over all its time steps as one op, and its gradient as one.
+"""One direction of one LSTM or GRU layer over all its time steps as one op, its gradient as one.
 
 Written with ember's elementwise ops, a step is about fifteen ops forward and twenty-five
 backward, each dispatched from Python, and the recurrent weight's gradient is T small products
@@ -14,9 +14,16 @@ biases, gates in PyTorch's order (input, forget, cell, output); the initial ``h0
 the hidden states (rows 0 to T - 1, in time order whichever way the layer runs), the last cell
 state (row T), each step's cell state (the next T rows) and the activated gates (4T rows, four a
 step), which its gradient reads. ``hidden_states`` and ``last_cell`` are views of the first two
-parts. Its vjp gives the gradients of all four inputs from ``LSTMRecurrenceGrad``; with
-``create_graph`` it differentiates the composite steps instead (ember's elementwise ops), so
-gradients of gradients stay exact.
+parts. Its vjp gives the gradients of all four inputs from ``LSTMRecurrenceGrad``, for a
+gradient over every row (the saved ones get one when a gradient is differentiated again). The
+steps back are written once with operators only (``_lstm_back``, ``_gru_back``): the gradient
+op runs them on arrays, and with ``create_graph`` the vjp runs them on Tensors, ember ops that
+are differentiable again.
+
+``GRURecurrence(reverse)`` is the same for a GRU: ``xs`` (T, B, 3H) with the input bias, ``h0``,
+``w`` (H, 3H) and the recurrent bias ``b`` (3H,) (PyTorch keeps it apart: the reset gate
+multiplies the hidden state's candidate term with its bias), into (5T, B, H): the hidden states,
+then each step's reset and update gates, candidate and recurrent candidate term.
 
 >>> import ember
 >>> from ember.ops.base import apply
@@ -35,7 +42,6 @@ import numpy as np
 from .._config import state
 from .._errors import AutogradError
 from ..backend import blas as _blas
-from ..backend.arrays import errstate
 from .base import Op, Spec, apply
 from .elementwise.activations import Sigmoid
 
@@ -72,25 +78,24 @@ class LSTMRecurrence(Op):
         hs, last_c, cs, gates = _parts(out, t)
         pre = xp.empty((b, g4), dtype=xs.dtype)
         h, c = h0, c0
-        with errstate(xp, over="ignore"):
-            for k in _order(t, self.reverse):
-                _matmul(xp, h, w, pre)
-                pre += xs[k]
-                i, f, gg, o = (gates[k, j] for j in range(4))
-                i[...] = pre[:, :n]
-                f[...] = pre[:, n : 2 * n]
-                gg[...] = pre[:, 2 * n : 3 * n]
-                o[...] = pre[:, 3 * n :]
-                _SIGMOID.forward(xp, i, out=i)
-                _SIGMOID.forward(xp, f, out=f)
-                xp.tanh(gg, out=gg)
-                _SIGMOID.forward(xp, o, out=o)
-                c_new = cs[k]
-                xp.multiply(f, c, out=c_new)
-                c_new += i * gg
-                xp.tanh(c_new, out=hs[k])
-                hs[k] *= o
-                h, c = hs[k], c_new
+        for k in _order(t, self.reverse):
+            _matmul(xp, h, w, pre)
+            pre += xs[k]
+            i, f, gg, o = (gates[k, j] for j in range(4))
+            i[...] = pre[:, :n]
+            f[...] = pre[:, n : 2 * n]
+            gg[...] = pre[:, 2 * n : 3 * n]
+            o[...] = pre[:, 3 * n :]
+            _SIGMOID.forward(xp, i, out=i)
+            _SIGMOID.forward(xp, f, out=f)
+            xp.tanh(gg, out=gg)
+            _SIGMOID.forward(xp, o, out=o)
+            c_new = cs[k]
+            xp.multiply(f, c, out=c_new)
+            c_new += i * gg
+            xp.tanh(c_new, out=hs[k])
+            hs[k] *= o
+            h, c = hs[k], c_new
         last_c[...] = c
         return out
 
@@ -99,59 +104,22 @@ class LSTMRecurrence(Op):
         return Spec((6 * t + 1, b, g4 // 4), xs.dtype)
 
     def vjp(self, g, out, xs, h0, c0, w):
-        t = xs.shape[0]
-        if state.grad_enabled:  # create_graph: the composite steps, differentiable again
-            return _composite_grads(self.reverse, g, xs, h0, c0, w)
+        if state.grad_enabled:  # create_graph: the steps back in ember ops
+            return _lstm_grads(_TensorKit(), g, out, h0, c0, w, self.reverse)
         packed = apply(LSTMRecurrenceGrad(self.reverse), g, out, h0, c0, w)
-        return _unpacked(packed, t, xs.shape, h0.shape, w.shape)
+        return _cut(packed, [tuple(xs.shape), tuple(h0.shape), tuple(h0.shape), tuple(w.shape)])
 
 
 @dataclass(frozen=True)
 class LSTMRecurrenceGrad(Op):
     """``LSTMRecurrence``'s gradient: (g, out, h0, c0, w) -> (T * B * 4H + 2 * B * H + H * 4H,)
-    holding the gradients of xs, h0, c0 and w in that order (``_unpacked`` views them)."""
+    holding the gradients of xs, h0, c0 and w in that order (``_cut`` views them)."""
 
     reverse: bool = False
 
     def forward(self, xp, g, out, h0, c0, w):
-        b, n = h0.shape
-        t = (out.shape[0] - 1) // 6
-        hs, _, cs, gates = _parts(out, t)
-        g_hs, g_last = g[:t], g[t]
-        size = t * b * 4 * n
-        packed = xp.empty(size + 2 * b * n + w.size, dtype=g.dtype)
-        dxs = packed[:size].reshape(t, b, 4 * n)
-        w_t = xp.ascontiguousarray(w.T)  # (a transposed view multiplies 1.6x slower on the CPU)
-        dh = xp.zeros((b, n), dtype=g.dtype)
-        dc = g_last.astype(g.dtype, copy=True)
-        order = list(_order(t, self.reverse))
-        for pos in range(t - 1, -1, -1):
-            k = order[pos]
-            prev_c = c0 if pos == 0 else cs[order[pos - 1]]
-            i, f, gg, o = (gates[k, j] for j in range(4))
-            dh += g_hs[k]
-            tc = xp.tanh(cs[k])
-            d = dxs[k]
-            xp.multiply(dh, tc, out=d[:, 3 * n :])  # d o
-            dc += dh * o * (1 - tc * tc)
-            xp.multiply(dc, gg, out=d[:, :n])  # d i
-            xp.multiply(dc, prev_c, out=d[:, n : 2 * n])  # d f
-            xp.multiply(dc, i, out=d[:, 2 * n : 3 * n])  # d g
-            d[:, :n] *= i * (1 - i)
-            d[:, n : 2 * n] *= f * (1 - f)
-            d[:, 2 * n : 3 * n] *= 1 - gg * gg
-            d[:, 3 * n :] *= o * (1 - o)
-            dc *= f
-            _matmul(xp, d, w_t, dh)
-        packed[size : size + b * n] = dh.reshape(-1)
-        packed[size + b * n : size + 2 * b * n] = dc.reshape(-1)
-        # the recurrent weight: one product of every step's previous hidden state and gates
-        prev = xp.empty((t, b, n), dtype=g.dtype)
-        for pos, k in enumerate(order):
-            prev[k] = h0 if pos == 0 else hs[order[pos - 1]]
-        dw = packed[size + 2 * b * n :].reshape(w.shape)
-        _matmul(xp, prev.reshape(-1, n).T, dxs.reshape(-1, 4 * n), dw)
-        return packed
+        grads = _lstm_grads(_ArrayKit(xp), g, out, h0, c0, w, self.reverse)
+        return xp.concatenate([a.reshape(-1) for a in grads])
 
     def infer(self, g, out, h0, c0, w):
         b, n = h0.shape
@@ -160,51 +128,223 @@ class LSTMRecurrenceGrad(Op):
 
     def vjp(self, h, out, g, lstm_out, h0, c0, w):
         raise AutogradError(
-            "LSTMRecurrenceGrad: runs only without create_graph; a second derivative goes "
-            "through the composite steps (LSTMRecurrence.vjp)"
+            "LSTMRecurrenceGrad: runs only without create_graph; with it the vjp of "
+            "LSTMRecurrence writes its steps back in ember ops"
         )
 
 
-def _unpacked(packed, t: int, xs_shape, h_shape, w_shape) -> tuple:
-    """Views of ``LSTMRecurrenceGrad``'s packed result: the gradients of xs, h0, c0 and w."""
+def _lstm_grads(kit, g, out, h0, c0, w, reverse: bool):
+    """(d xs, d h0, d c0, d w) of the packed output's gradient ``g`` (every row of it)."""
+    t = (out.shape[0] - 1) // 6
+    n = h0.shape[1]
+    order = list(_order(t, reverse))
+    w_t = kit.transposed(w)
+    dpre = [None] * t
+    dh = None
+    dc = g[t]
+    for pos in range(t - 1, -1, -1):
+        k = order[pos]
+        prev_c = c0 if pos == 0 else out[t + 1 + order[pos - 1]]
+        at = 2 * t + 1 + 4 * k
+        i, f, gg, o = out[at], out[at + 1], out[at + 2], out[at + 3]
+        dh = g[k] if dh is None else dh + g[k]
+        tc = kit.tanh(out[t + 1 + k])
+        dc = dc + g[t + 1 + k] + dh * o * (1 - tc * tc)
+        d = kit.cat(
+            [
+                (dc * gg + g[at]) * i * (1 - i),
+                (dc * prev_c + g[at + 1]) * f * (1 - f),
+                (dc * i + g[at + 2]) * (1 - gg * gg),
+                (dh * tc + g[at + 3]) * o * (1 - o),
+            ],
+            1,
+        )
+        dpre[k] = d
+        dc = dc * f
+        dh = d @ w_t
+    dxs = kit.stack(dpre)
+    prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
+    dw = kit.transposed(kit.rows(prev, n)) @ kit.rows(dxs, 4 * n)
+    return dxs, dh, dc, dw
+
+
+def _gru_parts(out, t: int):
+    """(hidden states, reset gates, update gates, candidates, h's candidate products)."""
+    return out[:t], out[t : 2 * t], out[2 * t : 3 * t], out[3 * t : 4 * t], out[4 * t :]
+
+
+@dataclass(frozen=True)
+class GRURecurrence(Op):
+    """The steps of one GRU direction: (xs (T, B, 3H) with the input bias, h0 (B, H), w (H, 3H)
+    the recurrent weight transposed, b (3H,) its bias) -> (5T, B, H): the hidden states, then
+    each step's reset and update gates, candidate and recurrent candidate term (h @ W_hn +
+    b_hn, which the reset gate multiplies), which the gradient reads."""
+
+    reverse: bool = False
+    saves_inputs = True
+    saves_output = True
+
+    def forward(self, xp, xs, h0, w, b):
+        t, bs, g3 = xs.shape
+        n = g3 // 3
+        out = xp.empty((5 * t, bs, n), dtype=xs.dtype)
+        hs, rs, zs, ns, hn = _gru_parts(out, t)
+        gh = xp.empty((bs, g3), dtype=xs.dtype)
+        h = h0
+        for k in _order(t, self.reverse):
+            _matmul(xp, h, w, gh)
+            gh += b
+            x = xs[k]
+            r, z, c = rs[k], zs[k], ns[k]
+            xp.add(x[:, :n], gh[:, :n], out=r)
+            _SIGMOID.forward(xp, r, out=r)
+            xp.add(x[:, n : 2 * n], gh[:, n : 2 * n], out=z)
+            _SIGMOID.forward(xp, z, out=z)
+            hn[k] = gh[:, 2 * n :]
+            xp.multiply(r, hn[k], out=c)
+            c += x[:, 2 * n :]
+            xp.tanh(c, out=c)
+            new = hs[k]
+            xp.subtract(h, c, out=new)  # n + z * (h - n)
+            new *= z
+            new += c
+            h = new
+        return out
+
+    def infer(self, xs, h0, w, b):
+        t, bs, g3 = xs.shape
+        return Spec((5 * t, bs, g3 // 3), xs.dtype)
+
+    def vjp(self, g, out, xs, h0, w, b):
+        if state.grad_enabled:  # create_graph: the steps back in ember ops
+            return _gru_grads(_TensorKit(), g, out, h0, w, self.reverse)
+        packed = apply(GRURecurrenceGrad(self.reverse), g, out, h0, w)
+        bs, n = h0.shape
+        return _cut(packed, [tuple(xs.shape), (bs, n), tuple(w.shape), (3 * n,)])
+
+
+@dataclass(frozen=True)
+class GRURecurrenceGrad(Op):
+    """``GRURecurrence``'s gradient: (g, out, h0, w) -> the gradients of xs, h0, w and b, packed
+    one after another (``_cut`` views them)."""
+
+    reverse: bool = False
+
+    def forward(self, xp, g, out, h0, w):
+        grads = _gru_grads(_ArrayKit(xp), g, out, h0, w, self.reverse)
+        return xp.concatenate([a.reshape(-1) for a in grads])
+
+    def infer(self, g, out, h0, w):
+        bs, n = h0.shape
+        t = out.shape[0] // 5
+        return Spec((t * bs * 3 * n + bs * n + w.shape[0] * w.shape[1] + 3 * n,), g.dtype)
+
+    def vjp(self, h, out, g, gru_out, h0, w):
+        raise AutogradError(
+            "GRURecurrenceGrad: runs only without create_graph; with it the vjp of "
+            "GRURecurrence writes its steps back in ember ops"
+        )
+
+
+def _gru_grads(kit, g, out, h0, w, reverse: bool):
+    """(d xs, d h0, d w, d b) of the packed output's gradient ``g`` (every row of it)."""
+    t = out.shape[0] // 5
+    n = h0.shape[1]
+    order = list(_order(t, reverse))
+    w_t = kit.transposed(w)
+    dxs, dgh = [None] * t, [None] * t
+    dh = None
+    for pos in range(t - 1, -1, -1):
+        k = order[pos]
+        prev = h0 if pos == 0 else out[order[pos - 1]]
+        r, z, c, hn = out[t + k], out[2 * t + k], out[3 * t + k], out[4 * t + k]
+        dh = g[k] if dh is None else dh + g[k]
+        dc = (dh * (1 - z) + g[3 * t + k]) * (1 - c * c)
+        dr = (dc * hn + g[t + k]) * r * (1 - r)
+        dz = (dh * (prev - c) + g[2 * t + k]) * z * (1 - z)
+        dxs[k] = kit.cat([dr, dz, dc], 1)
+        dgh[k] = kit.cat([dr, dz, dc * r + g[4 * t + k]], 1)
+        dh = dh * z + dgh[k] @ w_t
+    dgh_rows = kit.rows(kit.stack(dgh), 3 * n)
+    prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
+    dw = kit.transposed(kit.rows(prev, n)) @ dgh_rows
+    return kit.stack(dxs), dh, dw, kit.sum_rows(dgh_rows)
+
+
+class _ArrayKit:
+    """What the steps back need beyond operators, on arrays (the gradient ops' bodies)."""
+
+    def __init__(self, xp) -> None:
+        self.xp = xp
+
+    def tanh(self, x):
+        return self.xp.tanh(x)
+
+    def cat(self, parts, axis: int):
+        return self.xp.concatenate(parts, axis=axis)
+
+    def stack(self, steps, order=None):
+        """The steps in time order, one (T, ...) array (``order``: the walk's, for states
+        listed in walk order)."""
+        if order is not None:
+            steps = [steps[order.index(k)] for k in range(len(steps))]
+        return self.xp.stack(steps)
+
+    def transposed(self, x):
+        return self.xp.ascontiguousarray(x.T)  # a transposed view multiplies 1.6x slower
+
+    def rows(self, x, width: int):
+        return x.reshape(-1, width)
+
+    def sum_rows(self, x):
+        return x.sum(axis=0)
+
+
+class _TensorKit:
+    """The same on ember Tensors: ops recorded while ``create_graph`` runs the vjp."""
+
+    def __init__(self) -> None:
+        from .elementwise import Tanh
+        from .movement import Cat, Permute, reshape
+        from .reduce import Sum
+
+        self._tanh, self._cat, self._t, self._reshape = Tanh(), Cat, Permute((1, 0)), reshape
+        self._sum = Sum((0,), False)
+
+    def tanh(self, x):
+        return apply(self._tanh, x)
+
+    def cat(self, parts, axis: int):
+        return apply(self._cat(axis), *parts)
+
+    def stack(self, steps, order=None):
+        if order is not None:
+            steps = [steps[order.index(k)] for k in range(len(steps))]
+        return apply(self._cat(0), *[self._reshape(s, (1, *s.shape)) for s in steps])
+
+    def transposed(self, x):
+        return apply(self._t, x)
+
+    def rows(self, x, width: int):
+        return self._reshape(x, (x.shape[0] * x.shape[1], width))
+
+    def sum_rows(self, x):
+        return apply(self._sum, x)
+
+
+def _cut(packed, shapes) -> tuple:
+    """Views of a packed gradient: consecutive pieces of ``shapes``."""
     from .indexing import slice_dim
     from .movement import reshape
 
-    b, n = h_shape
-    size = t * b * 4 * n
-    cuts = [(0, size, xs_shape), (size, size + b * n, h_shape)]
-    cuts += [(size + b * n, size + 2 * b * n, h_shape), (size + 2 * b * n, None, w_shape)]
-    total = packed.shape[0]
-    return tuple(
-        reshape(slice_dim(packed, 0, a, total if z is None else z), tuple(s)) for a, z, s in cuts
-    )
-
-
-def _composite_grads(reverse: bool, g, xs, h0, c0, w) -> tuple:
-    """The gradients of the packed output's hidden states and last cell state with respect to
-    the four inputs, through the steps written in ember ops (differentiable again)."""
-    from ..autograd.engine import grad as _grad
-    from ..functions.shape.joining import stack
-
-    t, n = xs.shape[0], h0.shape[1]
-    h, c = h0, c0
-    hs = [None] * t
-    for k in _order(t, reverse):
-        i, f, gg, o = (xs[k] + h.mm(w)).split(n, 1)
-        c = f.sigmoid() * c + i.sigmoid() * gg.tanh()
-        h = o.sigmoid() * c.tanh()
-        hs[k] = h
-    inputs = [xs, h0, c0, w]
-    want = [x.requires_grad for x in inputs]
-    grads = _grad(
-        [stack(hs, 0), c],
-        [x for x, wanted in zip(inputs, want) if wanted],
-        [g[:t], g[t]],
-        create_graph=True,
-        allow_unused=True,
-    )
-    it = iter(grads)
-    return tuple(next(it) if wanted else None for wanted in want)
+    out, at = [], 0
+    for shape in shapes:
+        size = 1
+        for s in shape:
+            size *= s
+        out.append(reshape(slice_dim(packed, 0, at, at + size), tuple(shape)))
+        at += size
+    return tuple(out)
 
 
 def hidden_states(out, t: int):
@@ -221,4 +361,11 @@ def last_cell(out, t: int):
     return apply(basic_index((t,)), out)
 
 
-__all__ = ["LSTMRecurrence", "LSTMRecurrenceGrad", "hidden_states", "last_cell"]
+__all__ = [
+    "GRURecurrence",
+    "GRURecurrenceGrad",
+    "LSTMRecurrence",
+    "LSTMRecurrenceGrad",
+    "hidden_states",
+    "last_cell",
+]

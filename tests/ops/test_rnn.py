@@ -1,6 +1,6 @@
-"""An LSTM direction's steps as one op (``ember.ops.rnn``): ``nn.LSTM`` through it against
-PyTorch (values, every gradient, both directions, float64, second derivatives), on the CPU and
-the strict fake GPU; which layers take it; and the op's packed layout."""
+"""An LSTM or GRU direction's steps as one op (``ember.ops.rnn``): ``nn.LSTM`` and ``nn.GRU``
+through it against PyTorch (values, every gradient, both directions, float64, second
+derivatives), on the CPU and the strict fake GPU; which layers take it; and the packed layout."""
 
 from __future__ import annotations
 
@@ -14,27 +14,27 @@ from ember.ops import rnn as R
 
 @pytest.fixture
 def fused(monkeypatch):
-    """How many times the fused op ran forward and backward."""
+    """How many times the fused ops ran forward and backward."""
     calls = {"forward": 0, "grad": 0}
-    real_f, real_g = R.LSTMRecurrence.forward, R.LSTMRecurrenceGrad.forward
+    for op, kind in [
+        (R.LSTMRecurrence, "forward"),
+        (R.GRURecurrence, "forward"),
+        (R.LSTMRecurrenceGrad, "grad"),
+        (R.GRURecurrenceGrad, "grad"),
+    ]:
 
-    def f(self, *a):
-        calls["forward"] += 1
-        return real_f(self, *a)
+        def counted(self, *a, _real=op.forward, _kind=kind):
+            calls[_kind] += 1
+            return _real(self, *a)
 
-    def g(self, *a):
-        calls["grad"] += 1
-        return real_g(self, *a)
-
-    monkeypatch.setattr(R.LSTMRecurrence, "forward", f)
-    monkeypatch.setattr(R.LSTMRecurrenceGrad, "forward", g)
+        monkeypatch.setattr(op, "forward", counted)
     return calls
 
 
-def _pair(kw, dtype=torch.float32):
+def _pair(kw, dtype=torch.float32, cls="LSTM"):
     torch.manual_seed(0)
-    tm = torch.nn.LSTM(5, 6, **kw).to(dtype)
-    em = ember.nn.LSTM(5, 6, **kw)
+    tm = getattr(torch.nn, cls)(5, 6, **kw).to(dtype)
+    em = getattr(ember.nn, cls)(5, 6, **kw)
     em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     return tm, em
 
@@ -44,15 +44,17 @@ CASES = {
     "two layers, batch first": ({"num_layers": 2, "batch_first": True}, (3, 7, 5)),
     "bidirectional": ({"bidirectional": True}, (4, 2, 5)),
     "one step": ({}, (1, 2, 5)),
+    "no bias": ({"bias": False}, (3, 2, 5)),
 }
 
 
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_lstm_matches_torch(name, dtype, device, fused):
+def test_layer_matches_torch(name, dtype, cls, device, fused):
     kw, shape = CASES[name]
     tdt = getattr(torch, dtype)
-    tm, em = _pair(kw, tdt)
+    tm, em = _pair(kw, tdt, cls)
     em = em.to(device).to(getattr(ember, dtype))
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape)
@@ -63,14 +65,21 @@ def test_lstm_matches_torch(name, dtype, device, fused):
     ex, eh, ec = (
         ember.tensor(a.astype(dtype), device=device, requires_grad=True) for a in (x, h0, c0)
     )
-    out, (hn, cn) = tm(tx, (th, tc))
-    ((out * out).sum() + (hn * 2).sum() + cn.sum()).backward()
-    eout, (ehn, ecn) = em(ex, (eh, ec))
-    ((eout * eout).sum() + (ehn * 2).sum() + ecn.sum()).backward()
+    results = []
+    for m, xt, ht, ct in ((tm, tx, th, tc), (em, ex, eh, ec)):
+        if cls == "LSTM":
+            out, (hn, cn) = m(xt, (ht, ct))
+            loss = (out * out).sum() + (hn * 2).sum() + cn.sum()
+        else:
+            out, hn = m(xt, ht)
+            cn = None
+            loss = (out * out).sum() + (hn * 2).sum()
+        loss.backward()
+        grads = [xt.grad, ht.grad] + ([ct.grad] if cls == "LSTM" else [])
+        results.append([out, hn] + ([cn] if cls == "LSTM" else []) + grads)
     assert fused == {"forward": layers, "grad": layers}
     tol = 1e-5 if dtype == "float32" else 1e-12
-    pairs = [(eout, out), (ehn, hn), (ecn, cn), (ex.grad, tx.grad), (eh.grad, th.grad)]
-    pairs += [(ec.grad, tc.grad)]
+    pairs = list(zip(results[1], results[0]))
     pairs += [(p.grad, tp.grad) for p, tp in zip(em.parameters(), tm.parameters())]
     for got, want in pairs:
         np.testing.assert_allclose(
@@ -78,9 +87,10 @@ def test_lstm_matches_torch(name, dtype, device, fused):
         )
 
 
-def test_second_derivative_matches_torch(fused):
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_second_derivative_matches_torch(cls, fused):
     """create_graph: the vjp differentiates the composite steps, so a gradient penalty works."""
-    tm, em = _pair({})
+    tm, em = _pair({}, cls=cls)
     x = np.random.default_rng(2).standard_normal((4, 2, 5)).astype(np.float32)
     results = []
     for lib, m in ((torch, tm), (ember, em)):
@@ -136,6 +146,8 @@ def test_packed_layout_and_views():
     np.testing.assert_allclose(back[:t][::-1], out[:t], rtol=1e-12)
 
 
-def test_the_gradient_op_refuses_a_second_derivative():
+def test_the_gradient_ops_refuse_a_second_derivative():
     with pytest.raises(ember.AutogradError, match="LSTMRecurrenceGrad: runs only without"):
         R.LSTMRecurrenceGrad(False).vjp(None, None, None, None, None, None, None)
+    with pytest.raises(ember.AutogradError, match="GRURecurrenceGrad: runs only without"):
+        R.GRURecurrenceGrad(False).vjp(None, None, None, None, None, None)

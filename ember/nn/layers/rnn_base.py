@@ -29,7 +29,7 @@ from .. import init
 from .._functional.dropout import dropout as _dropout
 from ..module import Module
 from ..parameter import Parameter
-from .rnn_recurrence import _fused_lstm, _lstm_layer, _run_gru, _run_lstm, _run_rnn
+from .rnn_recurrence import _fused, _gru_layer, _lstm_layer, _run_gru, _run_lstm, _run_rnn
 
 __all__ = ["RNNBase"]
 
@@ -360,10 +360,13 @@ class RNNBase(Module):
                 # transposed view several times slower than by a contiguous one
                 w_hh_t = w_hh.t().contiguous()
                 w_hr = params.get("weight_hr" + sfx) if mode == "LSTM" else None
-                if _fused_lstm(mode, w_hr, keep, proj, h):  # the steps as one op
-                    c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
-                    hs, h, c = _lstm_layer(proj, h, c, w_hh_t, bool(direction))
-                    c_last.append(c)
+                if _fused(mode, w_hr, keep, proj, h):  # the steps as one op
+                    if mode == "LSTM":
+                        c = c_init[idx] if c_init is not None else _zeros((batch, hidden), input)
+                        hs, h, c = _lstm_layer(proj, h, c, w_hh_t, bool(direction))
+                        c_last.append(c)
+                    else:
+                        hs, h = _gru_layer(proj, h, w_hh_t, b_hh, bool(direction))
                     h_last.append(h)
                     outputs.append(named(hs, "StackBackward0"))  # the composite's name
                     continue

@@ -54,11 +54,11 @@ def _run_lstm(xs, h, c, w_hh_t, w_hr_t, hidden: int, keep=None):
     return hs, h, c
 
 
-def _fused_lstm(mode: str, w_hr, keep, proj, h) -> bool:
-    """Whether an LSTM direction runs as one op (``ember.ops.rnn``): no projection, no packed
-    lengths, some steps, float32 or float64 steps and state of one dtype."""
+def _fused(mode: str, w_hr, keep, proj, h) -> bool:
+    """Whether an LSTM or GRU direction runs as one op (``ember.ops.rnn``): no projection, no
+    packed lengths, some steps, float32 or float64 steps and state of one dtype."""
     return (
-        mode == "LSTM"
+        mode in ("LSTM", "GRU")
         and w_hr is None
         and keep is None
         and proj.shape[0] > 0
@@ -77,6 +77,20 @@ def _lstm_layer(xs, h, c, w_hh_t, reverse: bool):
     out = apply(LSTMRecurrence(reverse), xs, h, c, w_hh_t)
     hs = hidden_states(out, t)
     return hs, hs[0] if reverse else hs[t - 1], last_cell(out, t)
+
+
+def _gru_layer(xs, h, w_hh_t, b_hh, reverse: bool):
+    """One GRU direction as one op: (hidden states (T, B, H), last h)."""
+    from ...functions.creation.filled import zeros
+    from ...ops.base import apply
+    from ...ops.rnn import GRURecurrence, hidden_states
+
+    t = xs.shape[0]
+    if b_hh is None:
+        b_hh = zeros(xs.shape[2], dtype=xs.dtype, device=xs.device)
+    out = apply(GRURecurrence(reverse), xs, h, w_hh_t, b_hh)
+    hs = hidden_states(out, t)
+    return hs, hs[0] if reverse else hs[t - 1]
 
 
 def _run_gru(xs, h, w_hh_t, b_hh, hidden: int, keep=None):
