@@ -55,7 +55,8 @@ def _parts(out, t: int):
 
 
 def _matmul(xp, a, b, out):
-    """``xp.matmul`` into ``out``; on the host split over numba's threads (``backend.blas``)."""
+    """``xp.matmul`` (into ``out`` where given); on the host split over numba's threads
+    (``backend.blas``)."""
     return _blas.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
 
 
@@ -161,10 +162,10 @@ def _lstm_grads(kit, g, out, h0, c0, w, reverse: bool):
         )
         dpre[k] = d
         dc = dc * f
-        dh = d @ w_t
+        dh = kit.mm(d, w_t)
     dxs = kit.stack(dpre)
     prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
-    dw = kit.transposed(kit.rows(prev, n)) @ kit.rows(dxs, 4 * n)
+    dw = kit.mm(kit.transposed(kit.rows(prev, n)), kit.rows(dxs, 4 * n))
     return dxs, dh, dc, dw
 
 
@@ -264,10 +265,10 @@ def _gru_grads(kit, g, out, h0, w, reverse: bool):
         dz = (dh * (prev - c) + g[2 * t + k]) * z * (1 - z)
         dxs[k] = kit.cat([dr, dz, dc], 1)
         dgh[k] = kit.cat([dr, dz, dc * r + g[4 * t + k]], 1)
-        dh = dh * z + dgh[k] @ w_t
+        dh = dh * z + kit.mm(dgh[k], w_t)
     dgh_rows = kit.rows(kit.stack(dgh), 3 * n)
     prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
-    dw = kit.transposed(kit.rows(prev, n)) @ dgh_rows
+    dw = kit.mm(kit.transposed(kit.rows(prev, n)), dgh_rows)
     return kit.stack(dxs), dh, dw, kit.sum_rows(dgh_rows)
 
 
@@ -279,6 +280,9 @@ class _ArrayKit:
 
     def tanh(self, x):
         return self.xp.tanh(x)
+
+    def mm(self, a, b):
+        return _matmul(self.xp, a, b, None)  # split over numba's threads on the host
 
     def cat(self, parts, axis: int):
         return self.xp.concatenate(parts, axis=axis)
@@ -313,6 +317,9 @@ class _TensorKit:
 
     def tanh(self, x):
         return apply(self._tanh, x)
+
+    def mm(self, a, b):
+        return a @ b
 
     def cat(self, parts, axis: int):
         return apply(self._cat(axis), *parts)
