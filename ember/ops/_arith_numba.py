@@ -150,14 +150,11 @@ def binary(name: str, a, b, out=None):
             if small.dtype != dt or not small.flags.c_contiguous:
                 return None
             rows = big.reshape(-1, small.size)
-            if out is None:
-                out = np.empty(big.shape, dt)
-            elif type(out) is not _nd or out.shape != big.shape or out.dtype != dt:
-                return None
-            elif not out.flags.c_contiguous or not writeable(out):
-                return None
-            pair = (rows, small.reshape(-1)) if big is a else (small.reshape(-1), rows)
-            getattr(mod, _KERNELS[name, "ar" if big is a else "ra"])(*pair, out.reshape(rows.shape))
+            out = _output(out, big.shape, dt)
+            if out is not None:
+                pair = (rows, small.reshape(-1)) if big is a else (small.reshape(-1), rows)
+                form = "ar" if big is a else "ra"
+                getattr(mod, _KERNELS[name, form])(*pair, out.reshape(rows.shape))
             return out
         if type(small) is _nd:
             if small.ndim != 0 or small.dtype != dt:
@@ -167,13 +164,21 @@ def binary(name: str, a, b, out=None):
             return None  # (a huge int: NumPy's own conversion rules and errors)
         small = dt.type(small)
         form, args = ("as", (a.reshape(-1), small)) if big is a else ("sa", (small, b.reshape(-1)))
+    out = _output(out, big.shape, dt)
+    if out is not None:
+        getattr(mod, _KERNELS[name, form])(*args, out.reshape(-1))
+    return out
+
+
+def _output(out, shape, dt):
+    """A new array for the result, or ``out`` where the kernels can write it (a C-contiguous,
+    writeable host array of the result's shape and dtype); None otherwise (decline)."""
     if out is None:
-        out = np.empty(big.shape, dt)
-    elif type(out) is not _nd or out.shape != big.shape or out.dtype != dt:
+        return np.empty(shape, dt)
+    if type(out) is not _nd or out.shape != shape or out.dtype != dt:
         return None
-    elif not out.flags.c_contiguous or not writeable(out):
+    if not out.flags.c_contiguous or not writeable(out):
         return None
-    getattr(mod, _KERNELS[name, form])(*args, out.reshape(-1))
     return out
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..backend import jit as _jit
 
-SOURCE = """
+HEADER = """
 import numpy as np
 from numba import njit, prange, types, uint8, uint64
 
@@ -52,6 +52,12 @@ def wc(t):
 
 
 OPTS = dict(cache=True, nogil=True, error_model="numpy")
+FLOATS = (types.float32, types.float64)
+"""
+
+SOURCE = (
+    HEADER
+    + """
 U = uint64  # unsigned indices: no negative-index check in the loops (see _conv_numba)
 
 
@@ -71,7 +77,6 @@ def window(v0, v1, v2, v3):
 
 
 window = njit(inline="always")(window)
-FLOATS = (types.float32, types.float64)
 SIGS = [types.void(rc(t), types.boolean, wc(t), wc(uint8)) for t in FLOATS]
 SIGS_SCATTER = [t(rc(t), rc(t), types.boolean, wc(t)) for t in FLOATS]
 SIGS_PLACED = [types.void(rc(t), rc(t), rc(uint8), types.boolean, wc(t)) for t in FLOATS]
@@ -246,25 +251,39 @@ def placed_scatter(g, x, code, last, out):
                         out[b, ch, 2 * i + 1, 2 * j] = gv if p == 2 else z
                         out[b, ch, 2 * i + 1, 2 * j + 1] = gv if p == 3 else z
 """
+)
 
 
-WINDOWS_SOURCE = """
-from numba import njit, prange, types, uint8
-
-
-def rc(t):
-    return types.Array(t, 4, "C", readonly=True)
-
-
-def wc(t):
-    return types.Array(t, 4, "C")
-
-
-OPTS = dict(cache=True, nogil=True, error_model="numpy")
-FLOATS = (types.float32, types.float64)
+WINDOWS_SOURCE = (
+    HEADER
+    + """
 GEO = types.UniTuple(types.int64, 8)  # kh, kw, sh, sw, ph, pw, dh, dw
 SIGS = [types.void(rc(t), GEO, types.boolean, wc(t), wc(uint8)) for t in FLOATS]
 SIGS_SCATTER = [types.void(rc(t), rc(t), rc(uint8), GEO, types.boolean, wc(t)) for t in FLOATS]
+
+
+@njit(inline="always")
+def chosen(x, b, ch, i, j, geo, h, w, last):
+    # PyTorch's scan of window (i, j) over its taps inside the input: the first one, then any
+    # greater or NaN; (its value, its tap row-major in the window)
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    first = True
+    best = x[0, 0, 0, 0]
+    p = 0
+    for ki in range(kh):
+        r = i * sh - ph + ki * dh
+        if r < 0 or r >= h:
+            continue
+        for kj in range(kw):
+            q = j * sw - pw + kj * dw
+            if q < 0 or q >= w:
+                continue
+            v = x[b, r, q, ch] if last else x[b, ch, r, q]
+            if first or v > best or v != v:
+                first = False
+                best = v
+                p = ki * kw + kj
+    return best, p
 
 
 @njit(SIGS, parallel=True, **OPTS)  # images over numba's threads
@@ -276,7 +295,7 @@ def pool(x, geo, last, out, code):
     if last:
         n, h, w, c = x.shape
         ho, wo = out.shape[1], out.shape[2]
-        for b in prange(n):
+        for b in prange(n):  # chosen's scan, the channel loop innermost (it vectorizes)
             for i in range(ho):
                 for j in range(wo):
                     first = True
@@ -307,22 +326,7 @@ def pool(x, geo, last, out, code):
             for ch in range(c):
                 for i in range(ho):
                     for j in range(wo):
-                        first = True
-                        best = x[b, ch, 0, 0]
-                        p = 0
-                        for ki in range(kh):
-                            r = i * sh - ph + ki * dh
-                            if r < 0 or r >= h:
-                                continue
-                            for kj in range(kw):
-                                q = j * sw - pw + kj * dw
-                                if q < 0 or q >= w:
-                                    continue
-                                v = x[b, ch, r, q]
-                                if first or v > best or v != v:
-                                    first = False
-                                    best = v
-                                    p = ki * kw + kj
+                        best, p = chosen(x, b, ch, i, j, geo, h, w, False)
                         out[b, ch, i, j] = best
                         code[b, ch, i, j] = p
 
@@ -347,22 +351,7 @@ def scatter(g, x, code, geo, last, out):
                     if coded:
                         p = code[b, i, j, ch] if last else code[b, ch, i, j]
                     else:
-                        first = True
-                        best = g.dtype.type(0)
-                        p = 0
-                        for ki in range(kh):
-                            r = i * sh - ph + ki * dh
-                            if r < 0 or r >= h:
-                                continue
-                            for kj in range(kw):
-                                q = j * sw - pw + kj * dw
-                                if q < 0 or q >= w:
-                                    continue
-                                v = x[b, r, q, ch] if last else x[b, ch, r, q]
-                                if first or v > best or v != v:
-                                    first = False
-                                    best = v
-                                    p = ki * kw + kj
+                        _, p = chosen(x, b, ch, i, j, geo, h, w, last)
                     r = i * sh - ph + (p // kw) * dh
                     q = j * sw - pw + (p % kw) * dw
                     if last:
@@ -373,6 +362,7 @@ def scatter(g, x, code, geo, last, out):
 
 kernel = pool
 """
+)
 
 
 def window_kernels(*dtypes):
@@ -400,12 +390,7 @@ def scattered(mod, op, g, x, code=None):
     """MaxPoolScatter for any window of ``op``: ``g`` added at each window's chosen element of
     ``x``, in ``x``'s layout; from ``pooled``'s ``code`` where given, else found in ``x``."""
     xm, last = memory(x)
-    gm = memory(g)
-    if gm is None or gm[1] != last:
-        gl, gm = empty(g.shape, g.dtype, last)
-        gl[...] = g
-    else:
-        gm = gm[0]
+    gm = _in_layout(g, last)
     out, om = empty(x.shape, g.dtype, last)
     om[...] = 0
     cm = None if code is None else memory(code)
@@ -429,6 +414,16 @@ def memory(x):
         return x, False
     t = x.transpose(0, 2, 3, 1)
     return (t, True) if t.flags.c_contiguous else None
+
+
+def _in_layout(g, last: bool):
+    """``g`` in memory order of the layout ``last`` says (a copy where it is in another)."""
+    gm = memory(g)
+    if gm is not None and gm[1] == last:
+        return gm[0]
+    gl, gm = empty(g.shape, g.dtype, last)
+    gl[...] = g
+    return gm
 
 
 def empty(shape, dtype, last: bool):
@@ -461,12 +456,7 @@ def scatter(mod, g, x, code=None):
     ``g`` is copied to that layout first if it is in another. With ``code`` (``maxima``'s,
     in ``x``'s layout) the elements are read from it, not found in ``x`` again."""
     xm, last = memory(x)
-    gm = memory(g)
-    if gm is None or gm[1] != last:
-        gl, gm = empty(g.shape, g.dtype, last)
-        gl[...] = g
-    else:
-        gm = gm[0]
+    gm = _in_layout(g, last)
     out, om = empty(x.shape, g.dtype, last)
     ho, wo = g.shape[2:]
     out[:, :, 2 * ho :] = 0  # rows and columns no window covers

@@ -65,12 +65,18 @@ def _order(t: int, reverse: bool):
 
 
 @dataclass(frozen=True)
-class LSTMRecurrence(Op):
-    """The steps of one LSTM direction: (xs, h0, c0, w) -> the packed (6T + 1, B, H) array."""
+class _Steps(Op):
+    """A recurrence's steps, walked backwards in time where ``reverse``; its vjp reads its
+    inputs and its packed output."""
 
     reverse: bool = False
     saves_inputs = True
     saves_output = True
+
+
+@dataclass(frozen=True)
+class LSTMRecurrence(_Steps):
+    """The steps of one LSTM direction: (xs, h0, c0, w) -> the packed (6T + 1, B, H) array."""
 
     def forward(self, xp, xs, h0, c0, w):
         t, b, g4 = xs.shape
@@ -175,15 +181,11 @@ def _gru_parts(out, t: int):
 
 
 @dataclass(frozen=True)
-class GRURecurrence(Op):
+class GRURecurrence(_Steps):
     """The steps of one GRU direction: (xs (T, B, 3H) with the input bias, h0 (B, H), w (H, 3H)
     the recurrent weight transposed, b (3H,) its bias) -> (5T, B, H): the hidden states, then
     each step's reset and update gates, candidate and recurrent candidate term (h @ W_hn +
     b_hn, which the reset gate multiplies), which the gradient reads."""
-
-    reverse: bool = False
-    saves_inputs = True
-    saves_output = True
 
     def forward(self, xp, xs, h0, w, b):
         t, bs, g3 = xs.shape
