@@ -413,3 +413,14 @@ def matmul(a, b, out=None):
     ):
         return np.matmul(a, b, out=out)
     return out
+
+
+def matmul_on(xp, a, b, out=None):
+    """``xp.matmul(a, b, out=out)``: on the host ``matmul`` (split over numba's threads where
+    that pays), on a device its own.
+
+    >>> a = np.ones((2, 3))
+    >>> matmul_on(np, a, a.T).tolist()
+    [[3.0, 3.0], [3.0, 3.0]]
+    """
+    return matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)

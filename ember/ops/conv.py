@@ -431,9 +431,7 @@ def _nhwc_rows(g):
     return g.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
 
 
-def _matmul(xp, a, b, out=None):
-    """``xp.matmul``; on the host split over numba's threads where that pays (``backend.blas``)."""
-    return _blas.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
+_matmul = _blas.matmul_on
 
 
 def _keep_dtype(out, like):

@@ -37,8 +37,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .._config import state
 from .._errors import AutogradError
 from ..backend import blas as _blas
@@ -54,10 +52,7 @@ def _parts(out, t: int):
     return out[:t], out[t], out[t + 1 : 2 * t + 1], out[2 * t + 1 :].reshape(t, 4, b, h)
 
 
-def _matmul(xp, a, b, out):
-    """``xp.matmul`` (into ``out`` where given); on the host split over numba's threads
-    (``backend.blas``)."""
-    return _blas.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
+_matmul = _blas.matmul_on
 
 
 def _order(t: int, reverse: bool):
