@@ -84,13 +84,18 @@ class MatMul(Op):
         if need_b:
             if (
                 len(sb2) == 2 and len(sa2) > 2 and sb2[0]
-            ):  # batched @ matrix: one GEMM over all rows
+            ):  # batched @ matrix: one GEMM over all rows (in b's layout, as the 2-D case)
                 k, n = sb2
                 rows = _numel(sa2) // k
-                gb = matmul(transpose_last(reshape(a2, (rows, k))), reshape(g2, (rows, n)))
+                a_rows, g_rows = reshape(a2, (rows, k)), reshape(g2, (rows, n))
+                if _column_major(b2):
+                    gb = transpose_last(matmul(transpose_last(g_rows), a_rows))
+                else:
+                    gb = matmul(transpose_last(a_rows), g_rows)
             else:
                 gb = sum_to(matmul(transpose_last(a2), g2), sb2)
-            gb = reshape(gb, sb)
+            if tuple(gb.shape) != sb:  # (a lifted 1-D b; a view would keep its grad a copy)
+                gb = reshape(gb, sb)
         return ga, gb
 
 

@@ -224,11 +224,13 @@ def test_first_grad_takes_over_a_private_buffer():
     assert x.grad._data is seen["array"]()  # no copy when nothing else can see it
 
 
-def test_linear_weight_grad_takes_over_its_product_in_the_weights_layout():
+@pytest.mark.parametrize("x_shape", [(5, 3), (2, 5, 3)], ids=["2-d", "batched"])
+def test_linear_weight_grad_takes_over_its_product_in_the_weights_layout(x_shape):
     """F.linear's weight gradient is a transposed view of a product computed in the weight's
-    layout: the leaf takes it over (no copy), C-contiguous as the weight, with PyTorch's values."""
+    layout: the leaf takes it over (no copy), C-contiguous as the weight, with PyTorch's values;
+    for a batched input too (one product over all its rows)."""
     rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    x, w = rng.standard_normal(x_shape), rng.standard_normal((4, 3))
     ew, tw = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
     ember.nn.functional.linear(ember.tensor(x), ew).square().sum().backward()
     torch.nn.functional.linear(torch.tensor(x), tw).square().sum().backward()
