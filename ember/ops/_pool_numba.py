@@ -263,24 +263,32 @@ SIGS_SCATTER = [types.void(rc(t), rc(t), rc(uint8), GEO, types.boolean, wc(t)) f
 
 
 @njit(inline="always")
+def span(o, s, p, d, k, size):
+    # the taps [lo, hi) of a window at output o (stride s, padding p, dilation d, k taps) that
+    # fall inside an input of ``size``
+    lo = 0
+    while lo < k and o * s - p + lo * d < 0:
+        lo += 1
+    hi = k
+    while hi > lo and o * s - p + (hi - 1) * d >= size:
+        hi -= 1
+    return lo, hi
+
+
+@njit(inline="always")
 def chosen(x, b, ch, i, j, geo, h, w, last):
     # PyTorch's scan of window (i, j) over its taps inside the input: the first one, then any
     # greater or NaN; (its value, its tap row-major in the window)
     kh, kw, sh, sw, ph, pw, dh, dw = geo
-    first = True
+    r0, r1 = span(i, sh, ph, dh, kh, h)
+    q0, q1 = span(j, sw, pw, dw, kw, w)
     best = x[0, 0, 0, 0]
-    p = 0
-    for ki in range(kh):
-        r = i * sh - ph + ki * dh
-        if r < 0 or r >= h:
-            continue
-        for kj in range(kw):
-            q = j * sw - pw + kj * dw
-            if q < 0 or q >= w:
-                continue
+    p = -1
+    for ki in range(r0, r1):
+        for kj in range(q0, q1):
+            r, q = i * sh - ph + ki * dh, j * sw - pw + kj * dw
             v = x[b, r, q, ch] if last else x[b, ch, r, q]
-            if first or v > best or v != v:
-                first = False
+            if p < 0 or v > best or v != v:
                 best = v
                 p = ki * kw + kj
     return best, p
@@ -297,19 +305,14 @@ def pool(x, geo, last, out, code):
         ho, wo = out.shape[1], out.shape[2]
         for b in prange(n):  # chosen's scan, the channel loop innermost (it vectorizes)
             for i in range(ho):
+                r0, r1 = span(i, sh, ph, dh, kh, h)
                 for j in range(wo):
-                    first = True
-                    for ki in range(kh):
-                        r = i * sh - ph + ki * dh
-                        if r < 0 or r >= h:
-                            continue
-                        for kj in range(kw):
-                            q = j * sw - pw + kj * dw
-                            if q < 0 or q >= w:
-                                continue
+                    q0, q1 = span(j, sw, pw, dw, kw, w)
+                    for ki in range(r0, r1):
+                        for kj in range(q0, q1):
+                            r, q = i * sh - ph + ki * dh, j * sw - pw + kj * dw
                             t = ki * kw + kj
-                            if first:
-                                first = False
+                            if ki == r0 and kj == q0:
                                 for ch in range(c):
                                     out[b, i, j, ch] = x[b, r, q, ch]
                                     code[b, i, j, ch] = t
