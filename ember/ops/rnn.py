@@ -6,7 +6,7 @@ summed one by one (a 2-layer, 256-wide LSTM on 35 steps of 20 sequences: 65 ms a
 on the 2-core CPU, PyTorch's oneDNN layer 22). ``LSTMRecurrence`` runs the steps as a loop over
 arrays (one product and the gate activations a step); ``LSTMRecurrenceGrad`` runs the steps back
 (one product a step) and the recurrent weight's gradient as one product over all steps, as
-PyTorch's fused layers do.
+PyTorch's fused layers do (that LSTM step: 38-49 ms; a GRU's 61 -> 32-36, PyTorch's 33).
 
 ``LSTMRecurrence(reverse)`` takes ``xs`` (T, B, 4H): each step's input projection with both
 biases, gates in PyTorch's order (input, forget, cell, output); the initial ``h0`` and ``c0``
@@ -16,7 +16,7 @@ state (row T), each step's cell state (the next T rows) and the activated gates 
 step), which its gradient reads. ``hidden_states`` and ``last_cell`` are views of the first two
 parts. Its vjp gives the gradients of all four inputs from ``LSTMRecurrenceGrad``, for a
 gradient over every row (the saved ones get one when a gradient is differentiated again). The
-steps back are written once with operators only (``_lstm_back``, ``_gru_back``): the gradient
+steps back are written once with operators only (``_lstm_grads``, ``_gru_grads``): the gradient
 op runs them on arrays, and with ``create_graph`` the vjp runs them on Tensors, ember ops that
 are differentiable again.
 
