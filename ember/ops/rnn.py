@@ -113,26 +113,38 @@ class LSTMRecurrence(_Steps):
 
 
 @dataclass(frozen=True)
-class LSTMRecurrenceGrad(Op):
-    """``LSTMRecurrence``'s gradient: (g, out, h0, c0, w) -> (T * B * 4H + 2 * B * H + H * 4H,)
-    holding the gradients of xs, h0, c0 and w in that order (``_cut`` views them)."""
+class _StepsBack(Op):
+    """A recurrence's steps back on arrays: the gradients ``grads`` gives (the same function the
+    vjp runs on Tensors under ``create_graph``), packed one after another (``_cut`` views them).
+    Never differentiated: with ``create_graph`` the vjp does not use it."""
 
     reverse: bool = False
 
-    def forward(self, xp, g, out, h0, c0, w):
-        grads = _lstm_grads(_ArrayKit(xp), g, out, h0, c0, w, self.reverse)
+    def forward(self, xp, g, out, *inputs):
+        grads = self.grads(_ArrayKit(xp), g, out, *inputs, self.reverse)
         return xp.concatenate([a.reshape(-1) for a in grads])
+
+    def vjp(self, h, out, *inputs):
+        name = type(self).__name__
+        raise AutogradError(
+            f"{name}: runs only without create_graph; with it the vjp of "
+            f"{name.removesuffix('Grad')} writes its steps back in ember ops"
+        )
+
+
+@dataclass(frozen=True)
+class LSTMRecurrenceGrad(_StepsBack):
+    """``LSTMRecurrence``'s gradient: (g, out, h0, c0, w) -> (T * B * 4H + 2 * B * H + H * 4H,):
+    the gradients of xs, h0, c0 and w."""
+
+    @staticmethod
+    def grads(kit, *args):
+        return _lstm_grads(kit, *args)
 
     def infer(self, g, out, h0, c0, w):
         b, n = h0.shape
         t = (out.shape[0] - 1) // 6
         return Spec((t * b * 4 * n + 2 * b * n + w.shape[0] * w.shape[1],), g.dtype)
-
-    def vjp(self, h, out, g, lstm_out, h0, c0, w):
-        raise AutogradError(
-            "LSTMRecurrenceGrad: runs only without create_graph; with it the vjp of "
-            "LSTMRecurrence writes its steps back in ember ops"
-        )
 
 
 def _lstm_grads(kit, g, out, h0, c0, w, reverse: bool):
@@ -165,9 +177,16 @@ def _lstm_grads(kit, g, out, h0, c0, w, reverse: bool):
         dc = dc * f
         dh = kit.mm(d, w_t)
     dxs = kit.stack(dpre)
-    prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
-    dw = kit.mm(kit.transposed(kit.rows(prev, n)), kit.rows(dxs, 4 * n))
+    dw = kit.mm(kit.transposed(kit.rows(_previous(kit, out, h0, order), n)), kit.rows(dxs, 4 * n))
     return dxs, dh, dc, dw
+
+
+def _previous(kit, out, h0, order):
+    """Each step's previous hidden state (``h0`` for the walk's first), in time order."""
+    prev = [None] * len(order)
+    for pos, k in enumerate(order):
+        prev[k] = h0 if pos == 0 else out[order[pos - 1]]
+    return kit.stack(prev)
 
 
 def _gru_parts(out, t: int):
@@ -222,26 +241,17 @@ class GRURecurrence(_Steps):
 
 
 @dataclass(frozen=True)
-class GRURecurrenceGrad(Op):
-    """``GRURecurrence``'s gradient: (g, out, h0, w) -> the gradients of xs, h0, w and b, packed
-    one after another (``_cut`` views them)."""
+class GRURecurrenceGrad(_StepsBack):
+    """``GRURecurrence``'s gradient: (g, out, h0, w) -> the gradients of xs, h0, w and b."""
 
-    reverse: bool = False
-
-    def forward(self, xp, g, out, h0, w):
-        grads = _gru_grads(_ArrayKit(xp), g, out, h0, w, self.reverse)
-        return xp.concatenate([a.reshape(-1) for a in grads])
+    @staticmethod
+    def grads(kit, *args):
+        return _gru_grads(kit, *args)
 
     def infer(self, g, out, h0, w):
         bs, n = h0.shape
         t = out.shape[0] // 5
         return Spec((t * bs * 3 * n + bs * n + w.shape[0] * w.shape[1] + 3 * n,), g.dtype)
-
-    def vjp(self, h, out, g, gru_out, h0, w):
-        raise AutogradError(
-            "GRURecurrenceGrad: runs only without create_graph; with it the vjp of "
-            "GRURecurrence writes its steps back in ember ops"
-        )
 
 
 def _gru_grads(kit, g, out, h0, w, reverse: bool):
@@ -264,8 +274,7 @@ def _gru_grads(kit, g, out, h0, w, reverse: bool):
         dgh[k] = kit.cat([dr, dz, dc * r + g[4 * t + k]], 1)
         dh = dh * z + kit.mm(dgh[k], w_t)
     dgh_rows = kit.rows(kit.stack(dgh), 3 * n)
-    prev = kit.stack([h0 if p == 0 else out[order[p - 1]] for p in range(t)], order)
-    dw = kit.mm(kit.transposed(kit.rows(prev, n)), dgh_rows)
+    dw = kit.mm(kit.transposed(kit.rows(_previous(kit, out, h0, order), n)), dgh_rows)
     return kit.stack(dxs), dh, dw, kit.sum_rows(dgh_rows)
 
 
@@ -284,11 +293,7 @@ class _ArrayKit:
     def cat(self, parts, axis: int):
         return self.xp.concatenate(parts, axis=axis)
 
-    def stack(self, steps, order=None):
-        """The steps in time order, one (T, ...) array (``order``: the walk's, for states
-        listed in walk order)."""
-        if order is not None:
-            steps = [steps[order.index(k)] for k in range(len(steps))]
+    def stack(self, steps):
         return self.xp.stack(steps)
 
     def transposed(self, x):
@@ -321,9 +326,7 @@ class _TensorKit:
     def cat(self, parts, axis: int):
         return apply(self._cat(axis), *parts)
 
-    def stack(self, steps, order=None):
-        if order is not None:
-            steps = [steps[order.index(k)] for k in range(len(steps))]
+    def stack(self, steps):
         return apply(self._cat(0), *[self._reshape(s, (1, *s.shape)) for s in steps])
 
     def transposed(self, x):
