@@ -276,8 +276,7 @@ def _run_backward(
         if ready:
             flush(ready)
         for k, g in leaf_grads.items():
-            if type(g) is GradPieces:
-                leaf_grads[k] = g.gradient()
+            leaf_grads[k] = _whole(g)
     return leaves, leaf_grads, captured
 
 
