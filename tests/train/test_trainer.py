@@ -214,7 +214,9 @@ def test_diverging_lr_stops_without_checkpoint():
 def test_slow_dataset_warns_once_with_the_hint():
     ember.manual_seed(0)
     model = mlp()
-    train = DataLoader(Images(64, 0, delay=0.002), batch_size=4)
+    # 40 ms of sleeping a batch: far above the step, even while another test process holds the
+    # second core (a 2 ms delay gave a share of 0.24 under CI's two workers)
+    train = DataLoader(Images(64, 0, delay=0.01), batch_size=4)
     tr = Trainer(
         model,
         ember.optim.SGD(model.parameters(), lr=0.1),
