@@ -344,6 +344,24 @@ def _folded(a):
     return a.reshape(-1, a.shape[-1]), order
 
 
+def split_of(a_shape: tuple, n: int, itemsize: int) -> tuple[str, int] | None:
+    """How ``matmul`` splits a float product of an ``a_shape`` stack (2-D or 3-D) by a K x ``n``
+    matrix over numba's threads: ``("inner", parts)`` (blocks of the inner dimension, summed
+    after), ``("gemm", parts)`` (matrices, rows or columns), or None (one ``np.matmul``: small
+    products, or ``active()`` is off). Compiled plans' numba loops split by the same rule.
+
+    >>> split_of((8, 8), 8, 4) is None
+    True
+    """
+    m, k = a_shape[-2], a_shape[-1]
+    if m * k * n * (a_shape[0] if len(a_shape) == 3 else 1) < MIN_SPLIT_WORK or not active():
+        return None
+    threads = _config.get_num_threads()
+    if len(a_shape) == 2 and k >= INNER * max(m, n) and m * n * threads * itemsize <= MAX_PARTIALS:
+        return "inner", threads
+    return "gemm", min(threads, max(a_shape[0] if len(a_shape) == 3 else 1, m, n))
+
+
 def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, split over numba's threads where ``active()`` and the
     product has at least ``MIN_SPLIT_WORK`` multiply-adds: float32 or float64 host arrays of one
@@ -387,22 +405,20 @@ def matmul(a, b, out=None):
     ):
         return _bfloat16(a, b, out) if _bf16_pair(a, b) else np.matmul(a, b, out=out)
     shape = a.shape[:-1] + b.shape[-1:]
-    work = a.size * shape[-1]
-    if work < MIN_SPLIT_WORK or not active():
+    split = split_of(a.shape, b.shape[-1], a.itemsize)
+    if split is None:
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(shape, a.dtype)
     elif out.shape != shape or out.dtype != a.dtype:
         return np.matmul(a, b, out=out)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    threads = _config.get_num_threads()
-    if a.ndim == 2 and k >= INNER * max(m, n) and m * n * threads * a.itemsize <= MAX_PARTIALS:
-        partial = np.empty((threads, m, n), a.dtype)
-        if _kernels().gemm_inner(
-            library().gemm[FLOATS[a.dtype]], a[None], b[None], partial, threads
-        ):
+    how, parts = split
+    if how == "inner":
+        m, n = shape
+        partial = np.empty((parts, m, n), a.dtype)
+        if _kernels().gemm_inner(library().gemm[FLOATS[a.dtype]], a[None], b[None], partial, parts):
             return np.sum(partial, axis=0, out=out)
-    parts = min(threads, max(a.shape[0] if a.ndim == 3 else 1, *shape[-2:]))
+        parts = min(parts, max(shape))
     a3 = a if a.ndim == 3 else a[None]
     if not _kernels().gemm(
         library().gemm[FLOATS[a.dtype]],

@@ -237,23 +237,57 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
     lines.append("    try:")
     lines.append("        pass")
     scope = {}
-    for k, (f, ins, out, free) in enumerate(steps):
+
+    def step(k: int, pad: str) -> None:
+        f, ins, out, free = steps[k]
         args = "".join(f", v{i}" for i in ins)
-        lines.append(f"        k = {k}")
+        lines.append(f"{pad}k = {k}")
         pair = overrides.unbind(f)
         if pair is None:
             scope[f"f{k}"] = f
-            lines.append(f"        v{out} = f{k}(xp{args})")
+            lines.append(f"{pad}v{out} = f{k}(xp{args})")
         else:  # the override, then the op's forward where it declines (no wrapper between)
             scope[f"o{k}"], scope[f"p{k}"] = pair
             scope[f"f{k}"] = pair[1].forward
-            lines.append(f"        v{out} = o{k}(p{k}, xp{args})")
-            lines.append(f"        if v{out} is NI:")
-            lines.append(f"            v{out} = f{k}(xp{args})")
+            lines.append(f"{pad}v{out} = o{k}(p{k}, xp{args})")
+            lines.append(f"{pad}if v{out} is NI:")
+            lines.append(f"{pad}    v{out} = f{k}(xp{args})")
         if on_numpy:
-            lines.append(f"        if v{out}.__class__ is not nd and v{out} is not None:")
-            lines.append(f"            v{out} = asarray(v{out})")
-        lines.extend(f"        v{i} = None" for i in free)
+            lines.append(f"{pad}if v{out}.__class__ is not nd and v{out} is not None:")
+            lines.append(f"{pad}    v{out} = asarray(v{out})")
+        lines.extend(f"{pad}v{i} = None" for i in free)
+
+    k = 0
+    runs = _native_runs(plan, steps) if on_numpy else {}
+    while k < len(steps):
+        run = runs.get(k)
+        if run is None:
+            step(k, "        ")
+            k += 1
+            continue
+        # one numba call once the run's function is ready (``native.Run``); until then, or
+        # where numba refuses the arrays, its steps one at a time
+        r = scope[f"R{k}"] = run
+        ins = ", ".join(f"v{i}" for i in run.ins)
+        owns = "".join(f", own(v{i})" for i in run.reused)
+        outs = "".join(f"v{o}, " for o in run.outs)
+        end = k + len(run.nodes)
+        dead = {i for _, _, _, fr in steps[k:end] for i in fr} & (set(run.ins) | set(run.outs))
+        lines.append(f"        k = {k}")
+        lines.append("        try:")
+        lines.append(f"            {outs}= R{k}.fn(*R{k}.gemms, {ins}{owns})")
+        lines.append("        except TypeError:")
+        lines.append(f"            if R{k}.fn is not None:")
+        lines.append(f"                R{k}.refused()")
+        lines.append(f"            elif not R{k}.done:")
+        lines.append(f"                R{k}.ask({ins})")
+        for j in range(k, end):
+            step(j, "            ")
+        if dead:
+            lines.append("        else:")
+            lines.extend(f"            v{i} = None" for i in sorted(dead))
+        scope["own"] = _owns
+        k = end
     lines.append("    except BaseException:")
     lines.append("        at[0] = k")
     lines.append("        raise")
@@ -263,6 +297,24 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
     scope.update(nd=_ndarray, asarray=np.asarray, template=plan.template, NI=NotImplemented)
     exec(compile("\n".join(lines), f"<ember plan of {plan.graph.name}>", "exec"), scope)  # noqa: S102
     return scope["loop"]
+
+
+def _native_runs(plan: Plan, steps: list) -> dict:
+    """``{first step: native.Run}`` for the runs of ``steps`` that may become one numba call
+    each (with numba on, sizes known and the generated loop's plain NumPy steps)."""
+    from ..backend import jit
+
+    if not jit.enabled() or plan._dynamic:
+        return {}
+    from . import native
+
+    keep = set(plan.out_slots) | {s for _, s in plan.stores}
+    return {run.first: run for run in native.runs(plan.nodes, steps, keep)}
+
+
+def _owns(a) -> bool:
+    """Whether an op may write into ``a``: a NumPy array of its own, C-contiguous, writeable."""
+    return a.base is None and a.flags.c_contiguous and a.flags.writeable
 
 
 __all__ = ["Plan"]
