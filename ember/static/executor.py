@@ -146,6 +146,19 @@ class Plan:
             ) from e
         return outs, [(v, a) for (v, _), a in zip(self.stores, stored)]
 
+    def native_runs(self) -> list:
+        """The ``ember.static.native.Run``s of this plan's generated loops (their ``fn`` is set
+        where the run is one numba call)."""
+        from .native import Run
+
+        return [
+            v
+            for _, _, loop in self._loops.values()
+            if loop is not None and hasattr(loop, "__globals__")
+            for v in loop.__globals__.values()
+            if isinstance(v, Run)
+        ]
+
     def steps_for(self, xp, feeds) -> list:
         """The steps that run this plan on ``xp``'s device for ``feeds``: each op's registered
         kernel for that device type, or its ``forward``, with unknown sizes specialized."""
@@ -267,7 +280,7 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
             continue
         # one numba call once the run's function is ready (``native.Run``); until then, or
         # where numba refuses the arrays, its steps one at a time
-        r = scope[f"R{k}"] = run
+        scope[f"R{k}"] = run
         ins = ", ".join(f"v{i}" for i in run.ins)
         owns = "".join(f", own(v{i})" for i in run.reused)
         outs = "".join(f"v{o}, " for o in run.outs)

@@ -30,13 +30,17 @@ import numpy as np
 
 from ..backend import blas as _blas
 from ..backend import jit as _jit
-from ..ops.elementwise.arithmetic import Add, Div, Mul, Sub
 from ..ops.broadcast import SumTo, _summed_axes
+from ..ops.elementwise.arithmetic import Add, Div, Mul, Sub
 from ..ops.linalg import MatMul
 from ..ops.movement import Permute
 from ..ops.reduce import Sum
 from .ir import format_node
 from .passes.fuse import FusedElementwise
+
+# A run is compiled once it went this many times: a compile takes about a second (of a
+# background thread, then numba's disk cache), a call saves a few microseconds a step.
+ASK_AFTER = 100
 
 FORMS: dict[type, Callable] = {}  # op class -> form(op, node, args, out, source) -> lines | None
 
@@ -59,11 +63,16 @@ def eligible(node, fresh: set) -> bool:
     """Whether ``node`` may join a run: its op has a form and its values' sizes are known; a
     sum's input must be an array the run made (``fresh``: value ids), so that it is
     C-contiguous and NumPy's order of additions is known."""
-    if type(node.op) not in FORMS or not all(
+    f = FORMS.get(type(node.op))
+    if f is None or not all(
         isinstance(d, int) for v in (*node.inputs, node.output) for d in v.shape
     ):
         return False
-    return type(node.op) not in (Sum, SumTo) or node.inputs[0].id in fresh
+    if type(node.op) in (Sum, SumTo) and node.inputs[0].id not in fresh:
+        return False
+    src = Source()  # a trial: whether the form takes this node (or waits for its kernel)
+    args = [f"x{i}" for i in range(len(node.inputs))]
+    return f(node.op, node, args, "out", src) is not None or src.pending
 
 
 FRESH = (MatMul, Add, Sub, Mul, Div, FusedElementwise, Sum, SumTo)  # forms that make new arrays
@@ -214,7 +223,7 @@ def _sum(op, node, args, out, src):
 _ARITH_MIN = 1 << 16  # ``ember.ops._arith_numba.PARALLEL_MIN``: larger runs on its threads
 
 
-HEADER = '''import sys
+HEADER = """import sys
 
 import numpy as np
 from numba import njit, types
@@ -230,10 +239,10 @@ def gemm(fn, a, b, c, parts):
     # c = a @ b (2-D), split over ``parts`` threads as ember.backend.blas.matmul splits it
     if not BLAS.gemm(fn, a[None], b[None], c[None], parts):
         c[...] = np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
-'''
+"""
 
 
-SUMS = '''
+SUMS = """
 
 @njit(cache=True, nogil=True)
 def block(a, lo, n):
@@ -312,7 +321,7 @@ def sum_rows(x):
     for i in range(1, x.shape[0]):
         out += x[i]
     return out
-'''
+"""
 
 
 class Run:
@@ -329,7 +338,9 @@ class Run:
         made = [out for _, out in self.steps]
         self.ins: list[int] = []
         for ins, _ in self.steps:
-            self.ins += [i for i in ins if i not in made and i not in self.ins]
+            for i in ins:
+                if i not in made and i not in self.ins:
+                    self.ins.append(i)
         self.outs = [o for o in made if o in keep]
         self.reused = []
         for node, (ins, _) in zip(nodes, self.steps):
@@ -337,16 +348,21 @@ class Run:
             if r >= 0 and ins[r] in self.ins and ins[r] not in self.reused:
                 self.reused.append(ins[r])
         self.fn = None
+        self.asks = 0
         self.gemms: tuple = ()
         self.done = False  # compiled, or never will be
         self.kernel = None
         self.error: str | None = None
 
     def ask(self, *arrays) -> None:
-        """Have the function compiled for the types of ``arrays`` (the inputs), once the kernels
-        it calls are ready; the loop calls this while the run's steps go one at a time."""
+        """Have the function compiled for the types of ``arrays`` (the inputs) once the run went
+        ``ASK_AFTER`` times and the kernels it calls are ready; the loop calls this while the
+        run's steps go one at a time."""
         k = self.kernel
         if k is None:
+            self.asks += 1
+            if self.asks < ASK_AFTER:
+                return
             made = self.source(arrays)
             if made is None:
                 return
@@ -404,9 +420,7 @@ def _type_source(t) -> str:
     from numba import types
 
     if isinstance(t, types.Array):
-        return (
-            f"types.Array(types.{t.dtype}, {t.ndim}, {t.layout!r}, readonly={not t.mutable})"
-        )
+        return f"types.Array(types.{t.dtype}, {t.ndim}, {t.layout!r}, readonly={not t.mutable})"
     return f"types.{t}"
 
 
