@@ -10,12 +10,18 @@ inputs, the run's steps go on as before. Numba forms so far:
 
 - ``MatMul`` of two float32/float64 matrices: OpenBLAS's ``gemm`` split over numba's threads as
   ``ember.backend.blas.matmul`` splits it (``split_of``), so the bits agree;
-- ``Permute``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype below numba's parallel size;
+- ``Permute``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype, smaller than the size their
+  CPU overrides split over numba's threads;
 - ``FusedElementwise`` once its own kernel is compiled (the run calls that kernel), writing
   into the input it may overwrite (``reuse``) where that input is an array of its own.
 
+- ``Sum`` over all axes or leading ones, and ``SumTo`` (a bias gradient), of an array the run
+  made (C-contiguous): NumPy's pairwise sum, and its sum of whole rows, in NumPy's order.
+
 A run reads the values it needs as arguments and returns those read after it (the plan's
-outputs and stores among them). Reductions, which NumPy sums pairwise, stay single steps.
+outputs and stores among them). Each form gives NumPy's bits for what it takes, so a step's
+results do not depend on when a run's compile ends (``tests/static/test_native.py`` holds
+them to the steps).
 
 >>> from ember.ops.movement import Permute
 >>> Permute((1, 0)).__class__ in FORMS
@@ -24,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -31,7 +38,7 @@ import numpy as np
 from ..backend import blas as _blas
 from ..backend import jit as _jit
 from ..ops.broadcast import SumTo, _summed_axes
-from ..ops.elementwise.arithmetic import Add, Div, Mul, Sub
+from ..ops.elementwise.arithmetic import _ARITH_MIN, Add, Div, Mul, Sub
 from ..ops.linalg import MatMul
 from ..ops.movement import Permute
 from ..ops.reduce import Sum
@@ -113,12 +120,17 @@ def _binary(op, node, args, out, src):
         return None
     x, y = args
     if not node.output.shape:  # numba answers a 0-d operation with a scalar
-        expr = op.scalar.replace("x", f"{x}[()]").replace("y", f"{y}[()]")
+        expr = _scalar(op, f"{x}[()]", f"{y}[()]")
         return [f"{out} = np.asarray({_NP[dt]}({expr}))"]
     if int(np.prod(node.output.shape)) >= _ARITH_MIN:  # the op's own override runs threaded
         return None
     src.owned.add(out)
-    return [f"{out} = {op.scalar.replace('x', x).replace('y', y)}"]
+    return [f"{out} = {_scalar(op, x, y)}"]
+
+
+def _scalar(op, x: str, y: str) -> str:
+    """The op's ``scalar`` expression (``"x + y"``) of the variables ``x`` and ``y``."""
+    return re.sub(r"\b[xy]\b", lambda m: x if m.group() == "x" else y, op.scalar)
 
 
 @form(MatMul)
@@ -142,6 +154,8 @@ def _matmul(op, node, args, out, src):
     x, y = args
     m, n = node.output.shape
     split = _blas.split_of(a.shape, n, dt.itemsize)
+    if split is None and 1 in (m, n):  # NumPy's product of a vector is gemv's, not gemm's
+        return None
     src.owned.add(out)
     lines = [f"{out} = np.empty(({m}, {n}), {_NP[dt]})"]
     if split is not None and split[0] == "inner":
@@ -179,6 +193,8 @@ def _fused(op, node, args, out, src):
     lines = []
     r = op.reuse
     written = {i for _, i in op.extra}
+    if r >= 0 and (node.inputs[r].shape, node.inputs[r].dtype) != (shape, np.dtype(op.dtype)):
+        r = -1  # (the memory pass picks an input of the output's shape and dtype)
     target = f"o_{out}"
     fresh = [f"{target} = np.empty({shape!r}, {dt})"]
     if r >= 0 and op._kernel_reads_out:
@@ -218,9 +234,6 @@ def _sum(op, node, args, out, src):
         src.owned.add(out)
         return [f"{out} = sum_rows({x}.reshape(({rows}, -1))).reshape({to!r})"]
     return None
-
-
-_ARITH_MIN = 1 << 16  # ``ember.ops._arith_numba.PARALLEL_MIN``: larger runs on its threads
 
 
 HEADER = """import sys
