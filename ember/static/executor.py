@@ -30,6 +30,7 @@ import numpy as np
 
 from .._errors import EmberError
 from ..backend import overrides, xp_of
+from ..backend.arrays import writeable
 from .ir import Assign, Graph, GraphError, Value, format_node
 
 _ndarray = np.ndarray
@@ -327,7 +328,7 @@ def _native_runs(plan: Plan, steps: list) -> dict:
 
 def _owns(a) -> bool:
     """Whether an op may write into ``a``: a NumPy array of its own, C-contiguous, writeable."""
-    return a.base is None and a.flags.c_contiguous and a.flags.writeable
+    return a.base is None and a.flags.c_contiguous and writeable(a)
 
 
 __all__ = ["Plan"]
