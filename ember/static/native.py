@@ -30,7 +30,9 @@ True
 
 from __future__ import annotations
 
+import os
 import re
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -387,6 +389,7 @@ class Run:
             self.gemms = tuple(_blas.library().gemm[c] for c in self._letters)
             self.fn = k.fn
             self.done = True
+            _READY.add(self)
         elif k.error is not None:
             self.error, self.done = k.error, True
 
@@ -426,6 +429,22 @@ class Run:
         lines += [f"    {ln}" for ln in body]
         lines.append(f"    return ({outs})")
         return "\n".join(lines) + "\n"
+
+
+_READY: weakref.WeakSet = weakref.WeakSet()  # runs whose function is set
+
+
+def _after_fork_in_child() -> None:
+    """A forked child whose numba kernels are off (``ember.backend.jit``: GNU OpenMP's threads
+    do not survive ``fork``) runs every run's steps one at a time."""
+    if not _jit.enabled():
+        for run in list(_READY):
+            run.fn = None
+            run.error = "numba's kernels are off in a forked child"
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _type_source(t) -> str:

@@ -196,3 +196,29 @@ def test_sums_of_views_stay_steps():
     assert native.eligible(t.node, set())
     assert not native.eligible(s.node, set())
     assert native.eligible(s.node, {t.id})
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_runs_the_steps(sync):
+    import multiprocessing as mp
+
+    c = ember.compile(_mm_chain)
+    args = (_rand(64, 1000), _rand(100, 1000, seed=1), _rand(100, 10, seed=2))
+    for _ in range(6):
+        c(*args)
+    assert any(r.fn is not None for r in _plan(c).native_runs())
+    expected = _mm_chain(*args).numpy()
+
+    def child(q):
+        runs = _plan(c).native_runs()
+        out = c(*args).numpy()
+        close = np.abs(out - expected).max() <= 1e-5 * np.abs(expected).max()  # NumPy's BLAS
+        q.put((_jit.mode(), [r.fn is None for r in runs], bool(close)))
+
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    mode, cleared, same = q.get(timeout=60)
+    p.join(60)
+    assert same and (mode != "off" or all(cleared)), (mode, cleared, same)
