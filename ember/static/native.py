@@ -252,8 +252,8 @@ BLAS = _blas._kernels()
 @njit(cache=True, nogil=True)
 def gemm(fn, a, b, c, parts):
     # c = a @ b (2-D), split over ``parts`` threads as ember.backend.blas.matmul splits it
-    if not BLAS.gemm(fn, a[None], b[None], c[None], parts):
-        c[...] = np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    if not BLAS.gemm(fn, a[None], b[None], c[None], parts):  # a layout cblas cannot take
+        BLAS.gemm(fn, np.ascontiguousarray(a)[None], np.ascontiguousarray(b)[None], c[None], parts)
 """
 
 

@@ -222,3 +222,18 @@ def test_a_forked_child_runs_the_steps(sync):
     mode, cleared, same = q.get(timeout=60)
     p.join(60)
     assert same and (mode != "off" or all(cleared)), (mode, cleared, same)
+
+
+def test_an_operand_cblas_cannot_take_is_copied_first(sync):
+    """A product whose operand has no unit stride (a strided view fed in): the run copies it
+    (NumPy's own loop then differs in the last bits)."""
+    c = ember.compile(_mm_chain)
+    rng = np.random.default_rng(0)
+    wide = rng.standard_normal((64, 400)).astype(np.float32)
+    x = ember.from_numpy(wide[:, ::4])
+    w, v = _rand(30, 100, seed=1), _rand(30, 10, seed=2)
+    assert not x.numpy().flags.c_contiguous and not x.numpy().flags.f_contiguous
+    for _ in range(6):
+        out = c(x, w, v)
+    assert any(r.fn is not None for r in _plan(c).native_runs())
+    np.testing.assert_allclose(out.numpy(), _mm_chain(x, w, v).numpy(), rtol=1e-5, atol=1e-4)
