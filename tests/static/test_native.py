@@ -237,3 +237,26 @@ def test_an_operand_cblas_cannot_take_is_copied_first(sync):
         out = c(x, w, v)
     assert any(r.fn is not None for r in _plan(c).native_runs())
     np.testing.assert_allclose(out.numpy(), _mm_chain(x, w, v).numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_a_run_is_cut_before_it_holds_many_dead_inputs(sync, monkeypatch):
+    """The caller holds a run's inputs until it returns: a run stops where the arrays made
+    before it and dead within it pass ``HOLD_BYTES``."""
+
+    def chain(x):
+        ys = [x * float(i + 2) for i in range(6)]  # six 64 KiB arrays, each read once later
+        total = x.sum(1, keepdim=True)  # no numba form: the runs part here
+        for y in ys:
+            total = total + y @ y.T
+        return total
+
+    x = _rand(64, 256)
+    counts = []
+    for cap in (1 << 30, 1 << 16):
+        monkeypatch.setattr(native, "HOLD_BYTES", cap)
+        c = ember.compile(chain)
+        for _ in range(6):
+            out = c(x)
+        counts.append(len([r for r in _plan(c).native_runs() if r.fn is not None]))
+        np.testing.assert_allclose(out.numpy(), chain(x).numpy(), rtol=1e-6)
+    assert counts[0] == 2 and counts[1] > 2, counts
