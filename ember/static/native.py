@@ -19,7 +19,8 @@ inputs, the run's steps go on as before. Numba forms so far:
   made (C-contiguous): NumPy's pairwise sum, and its sum of whole rows, in NumPy's order.
 
 A run reads the values it needs as arguments and returns those read after it (the plan's
-outputs and stores among them). Each form gives NumPy's bits for what it takes, so a step's
+outputs and stores among them); it is cut where it would hold too many bytes of inputs past
+their last use (``HOLD_BYTES``). Each form gives NumPy's bits for what it takes, so a step's
 results do not depend on when a run's compile ends (``tests/static/test_native.py`` holds
 them to the steps).
 
