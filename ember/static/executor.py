@@ -7,7 +7,8 @@ intermediate arrays live no longer than needed). ``Plan.run(feeds, state)`` is t
 ``op.forward(xp, *arrays)`` calls; on a device where an op has a registered kernel
 (``ember.backend.overrides``), that step calls the kernel first (``steps_for``: the steps of
 each device type are bound once and kept). The loop is interpreted for the first runs and then
-generated as Python source for those steps (values in local variables: a step costs one call).
+generated as Python source for those steps (values in local variables: a step costs one call),
+where runs of steps with numba forms become one numba call each (``ember.static.native``).
 
 ``Assign`` nodes are not run: their value's slot stands for their output, and ``run`` returns
 ``(target value, array)`` pairs for the caller to store once the run ends (so every read in a
@@ -233,7 +234,9 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
     lives in a local variable, so a step costs a call and no slot indexing (a step bound to a
     device override calls it, and the op's forward where it declines, with no wrapper between).
     Compiling costs about as much as a hundred runs save, so a plan generates it once the same
-    steps ran ``GENERATE_AFTER`` times."""
+    steps ran ``GENERATE_AFTER`` times. On NumPy with numba, each run of steps with numba forms
+    is one call of its numba function once that is compiled (``ember.static.native``), its steps
+    one at a time until then."""
     fed = dict(zip(plan.feed_slots, range(len(plan.feed_slots))))
     held = dict(zip(plan.state_slots, range(len(plan.state_slots))))
     made = {out for _, _, out, _ in steps}

@@ -361,7 +361,7 @@ class Run:
         self.outs = [o for o in made if o in keep]
         self.reused = []
         for node, (ins, _) in zip(nodes, self.steps):
-            r = getattr(node.op, "reuse", -1) if isinstance(node.op, FusedElementwise) else -1
+            r = node.op.reuse if isinstance(node.op, FusedElementwise) else -1
             if r >= 0 and ins[r] in self.ins and ins[r] not in self.reused:
                 self.reused.append(ins[r])
         self.fn = None
@@ -381,7 +381,8 @@ class Run:
             if self.asks < ASK_AFTER:
                 return
             made = self.source(arrays)
-            if made is None:
+            if made is None:  # a kernel it calls still compiles: ask again ten calls later
+                self.asks = ASK_AFTER - 10
                 return
             k = self.kernel = _jit.kernel("run", made)
             if k is None:

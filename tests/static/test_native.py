@@ -5,9 +5,9 @@ import pytest
 
 import ember
 import ember.nn as nn
-import ember.nn.functional as F
 from ember.backend import jit as _jit
 from ember.static import executor, native
+from tests.static._steps import train_step
 
 pytestmark = pytest.mark.skipif(not _jit.available(), reason="numba is not installed")
 
@@ -102,14 +102,6 @@ def test_runs_give_the_steps_bits(name, sync, monkeypatch):
     _same_bits(fast, slow)
 
 
-def _adam_step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
-
-
 @pytest.mark.parametrize(
     "make_opt",
     [lambda p: ember.optim.Adam(p, lr=1e-3), lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9)],
@@ -125,7 +117,7 @@ def test_a_training_step_as_one_run_keeps_the_steps_bits(make_opt, sync, monkeyp
         with monkeypatch.context() as m:
             if not runs:
                 m.setattr(executor, "_native_runs", lambda plan, steps: {})
-            step = ember.compile(_adam_step)
+            step = ember.compile(train_step)
             losses = [float(step(model, opt, x, y).item()) for _ in range(8)]
         if runs:
             ready = [r for r in _plan(step).native_runs() if r.fn is not None]
