@@ -9,7 +9,9 @@ generated for the run's ops and its inputs' array types, compiled off the caller
 inputs, the run's steps go on as before. Numba forms so far:
 
 - ``MatMul`` of two float32/float64 matrices: OpenBLAS's ``gemm`` split over numba's threads as
-  ``ember.backend.blas.matmul`` splits it (``split_of``), so the bits agree;
+  ``ember.backend.blas.matmul`` splits it (``split_of``), so the bits agree (for the thread count
+  when the run was made: after ``ember.set_num_threads`` a product split along its inner
+  dimension may differ in the last bits);
 - ``Permute``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype, smaller than the size their
   CPU overrides split over numba's threads;
 - ``FusedElementwise`` once its own kernel is compiled (the run calls that kernel), writing
@@ -149,8 +151,10 @@ def _matmul(op, node, args, out, src):
         or len(b.shape) != 2
         or a.shape[1] == 1  # the op's outer product
         or _blas.FLOATS[dt] not in _blas.library().gemm
-        or _blas._kernels() is None
     ):
+        return None
+    if _blas._kernels() is None:  # the split products' kernels still compile
+        src.pending = True
         return None
     letter = _blas.FLOATS[dt]
     src.gemm.add(letter)
