@@ -15,8 +15,7 @@ inputs, the run's steps go on as before. Numba forms so far:
 - ``Permute``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype, smaller than the size their
   CPU overrides split over numba's threads;
 - ``FusedElementwise`` once its own kernel is compiled (the run calls that kernel), writing
-  into the input it may overwrite (``reuse``) where that input is an array of its own.
-
+  into the input it may overwrite (``reuse``) where that input is an array of its own;
 - ``Sum`` over all axes or leading ones, and ``SumTo`` (a bias gradient), of an array the run
   made (C-contiguous): NumPy's pairwise sum, and its sum of whole rows, in NumPy's order.
 
@@ -62,7 +61,11 @@ def form(*classes):
     """Register the numba form of ``classes``' forward: ``f(op, node, args, out, src)`` returns
     source lines that set the variable ``out`` from the variables ``args`` (None: no form for
     this node; ``src`` collects module-level lines and which variables hold arrays of their
-    own)."""
+    own).
+
+    >>> FORMS[Permute] is _permute
+    True
+    """
 
     def deco(f):
         for c in classes:
@@ -75,7 +78,16 @@ def form(*classes):
 def eligible(node, fresh: set) -> bool:
     """Whether ``node`` may join a run: its op has a form and its values' sizes are known; a
     sum's input must be an array the run made (``fresh``: value ids), so that it is
-    C-contiguous and NumPy's order of additions is known."""
+    C-contiguous and NumPy's order of additions is known.
+
+    >>> from ember.static import Graph
+    >>> g = Graph()
+    >>> x = g.add_input((4, 3), np.float32)
+    >>> t = g.add_node(Permute((1, 0)), [x], (3, 4), np.float32)
+    >>> s = g.add_node(Sum(None, False), [t], (), np.float32)
+    >>> eligible(t.node, set()), eligible(s.node, set()), eligible(s.node, {t.id})
+    (True, False, True)
+    """
     f = FORMS.get(type(node.op))
     if f is None or not all(
         isinstance(d, int) for v in (*node.inputs, node.output) for d in v.shape
@@ -466,7 +478,18 @@ def _type_source(t) -> str:
 def runs(nodes: list, steps: list, keep: set, least: int = 2) -> list:
     """The plan's runs of at least ``least`` consecutive eligible steps (``Run``s); ``keep``:
     the slots the plan returns or stores. A run is cut where the arrays it would hold past
-    their last use pass ``HOLD_BYTES`` (``_held``)."""
+    their last use pass ``HOLD_BYTES`` (``_held``).
+
+    >>> from ember.static import Graph
+    >>> from ember.static.executor import Plan
+    >>> g = Graph()
+    >>> x = g.add_input((4, 3), np.float32)
+    >>> y = g.add_node(Mul(), [x, x], (4, 3), np.float32)
+    >>> z = g.add_node(Sum(None, False), [y], (), np.float32)
+    >>> plan = Plan(g, [z])
+    >>> [len(r.nodes) for r in runs(plan.nodes, plan.steps, set(plan.out_slots))]
+    [2]
+    """
     made = {out: (k, nbytes(n.output)) for k, (n, (_, _, out, _)) in enumerate(zip(nodes, steps))}
     out = []
     k = 0

@@ -174,22 +174,6 @@ def test_pairwise_sum_is_numpys_for_every_length(sync):
     assert str(kernel.fn(negative_zeros)) == str(negative_zeros.sum())
 
 
-def test_sums_of_views_stay_steps():
-    """A sum whose input the run did not make (a view: NumPy's order of additions follows its
-    memory) is not a numba step."""
-    from ember.ops.movement import Permute
-    from ember.ops.reduce import Sum
-    from ember.static import Graph
-
-    g = Graph()
-    x = g.add_input((4, 3), np.float32)
-    t = g.add_node(Permute((1, 0)), [x], (3, 4), np.float32)
-    s = g.add_node(Sum(None, False), [t], (), np.float32)
-    assert native.eligible(t.node, set())
-    assert not native.eligible(s.node, set())
-    assert native.eligible(s.node, {t.id})
-
-
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
 def test_a_forked_child_runs_the_steps(sync):
     import multiprocessing as mp
