@@ -12,8 +12,8 @@ inputs, the run's steps go on as before. Numba forms so far:
   ``ember.backend.blas.matmul`` splits it (``split_of``), so the bits agree (for the thread count
   when the run was made: after ``ember.set_num_threads`` a product split along its inner
   dimension may differ in the last bits);
-- ``Permute``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype, smaller than the size their
-  CPU overrides split over numba's threads;
+- ``Permute``, ``Reshape``; ``Add``/``Sub``/``Mul``/``Div`` of one float dtype, smaller than
+  the size their CPU overrides split over numba's threads;
 - ``FusedElementwise`` once its own kernel is compiled (the run calls that kernel), writing
   into the input it may overwrite (``reuse``) where that input is an array of its own;
 - ``Sum`` over all axes or leading ones, and ``SumTo`` (a bias gradient), of an array the run
@@ -44,7 +44,7 @@ from ..backend import jit as _jit
 from ..ops.broadcast import SumTo, _summed_axes
 from ..ops.elementwise.arithmetic import _ARITH_MIN, Add, Div, Mul, Sub
 from ..ops.linalg import MatMul
-from ..ops.movement import Permute
+from ..ops.movement import Permute, Reshape
 from ..ops.reduce import Sum
 from .ir import format_node
 from .passes._util import nbytes
@@ -128,6 +128,12 @@ def _permute(op, node, args, out, src):
     if op.dims == (1, 0):
         return [f"{out} = {x}.T"]
     return [f"{out} = np.transpose({x}, {op.dims!r})"]
+
+
+@form(Reshape)
+def _reshape(op, node, args, out, src):
+    (x,) = args  # a view of C-contiguous memory, else a copy in C order (NumPy's values)
+    return [f"{out} = np.ascontiguousarray({x}).reshape({tuple(op.shape)!r})"]
 
 
 @form(Add, Sub, Mul, Div)

@@ -69,6 +69,10 @@ def _scalars(a, b):
     return (a + b) / (a - b) * a, a * 3.0
 
 
+def _reshaped(x, w):  # a view of the run's own array, and a copy of a transposed one
+    return (x * 2.0).reshape(6, 20) @ w, x.T.reshape(4, 30) * 3.0
+
+
 def _inner(a, b):  # the inner dimension is split over the threads (blas.split_of: "inner")
     return (a @ b) * 2.0 + 1.0
 
@@ -82,6 +86,7 @@ CASES = {
     "sums: short (under 8) and 3-D": (_sums, lambda: (_rand(2, 3, 1),)),
     "permute 3-D, then a product": (_permuted, lambda: (_rand(4, 5, 6), _rand(6, 3, seed=1))),
     "0-d arithmetic": (_scalars, lambda: (_rand(), _rand(seed=1))),
+    "reshape: a view, a copy": (_reshaped, lambda: (_rand(12, 10), _rand(20, 3, seed=1))),
     "float64": (
         _mm_chain,
         lambda: tuple(
