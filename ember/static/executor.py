@@ -293,9 +293,9 @@ def _generated(plan: Plan, steps: list, on_numpy: bool):
         lines.append(f"        k = {k}")
         lines.append("        try:")
         lines.append(f"            {outs}= R{k}.fn(*R{k}.gemms, {ins}{owns})")
-        lines.append("        except TypeError:")
+        lines.append("        except TypeError as e:")
         lines.append(f"            if R{k}.fn is not None:")
-        lines.append(f"                R{k}.refused()")
+        lines.append(f"                R{k}.refused(e)")
         lines.append(f"            elif not R{k}.done:")
         lines.append(f"                R{k}.ask({ins})")
         for j in range(k, end):

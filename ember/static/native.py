@@ -418,10 +418,14 @@ class Run:
         elif k.error is not None:
             self.error, self.done = k.error, True
 
-    def refused(self) -> None:
-        """numba refused the inputs' types: the steps go one at a time from now on."""
+    def refused(self, error: TypeError) -> None:
+        """numba refused the inputs' types (``error``): the steps go one at a time from now on.
+        Any other ``TypeError`` came from inside the run, after it may have written state in
+        place: it is raised again, not hidden by running the steps a second time."""
+        if not str(error).startswith("No matching definition"):
+            raise error
         self.fn = None
-        self.error = "numba refused the inputs' types"
+        self.error = f"numba refused the inputs' types: {error}"
 
     def source(self, arrays) -> str | None:
         """The run's module for inputs like ``arrays``; None while a kernel it calls compiles

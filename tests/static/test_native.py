@@ -241,3 +241,21 @@ def test_a_run_is_cut_before_it_holds_many_dead_inputs(sync, monkeypatch):
         counts.append(len([r for r in _plan(c).native_runs() if r.fn is not None]))
         np.testing.assert_allclose(out.numpy(), chain(x).numpy(), rtol=1e-6)
     assert counts[0] == 2 and counts[1] > 2, counts
+
+
+def test_a_type_error_from_inside_a_run_is_raised(sync, monkeypatch):
+    """Only numba's refusal of the argument types sends a run back to its steps: an error from
+    inside the run (which may have written state already) is raised, naming the node."""
+    c = ember.compile(_mm_chain)
+    args = (_rand(8, 30), _rand(20, 30, seed=1), _rand(20, 4, seed=2))
+    for _ in range(6):
+        c(*args)
+    (run,) = [r for r in _plan(c).native_runs() if r.fn is not None]
+
+    def broken(*a):
+        raise TypeError("unsupported operand inside the run")
+
+    monkeypatch.setattr(run, "fn", broken)
+    with pytest.raises(Exception, match="unsupported operand inside the run"):
+        c(*args)
+    assert run.fn is broken
