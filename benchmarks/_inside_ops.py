@@ -34,6 +34,8 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 
+from _timing import with_native_runs
+
 _clock = time.perf_counter
 
 
@@ -136,14 +138,9 @@ def ember_inside(build_step: Callable[[], Callable], repeats: int, steps: int) -
     bodies wrapped; the wall time has the wrappers' own cost taken off."""
     cost = _wrapper_cost()
     best = (float("inf"), float("inf"))
-    from ember.static import native, passes
-
     with _ember_wrapped() as inside:
         step = build_step()
-        for _ in range(native.ASK_AFTER + 1):  # a compiled step's numba runs are asked for
-            step()
-        passes.wait_for_kernels()
-        step()
+        with_native_runs(step)
         for _ in range(repeats):
             inside.seconds, inside.calls = 0.0, 0
             t0 = _clock()

@@ -18,7 +18,7 @@ import argparse
 import os
 
 import numpy as np
-from _timing import best_of, train_step
+from _timing import best_of, train_step, with_native_runs
 
 N = 64
 
@@ -82,7 +82,7 @@ def main() -> None:
     import torch
 
     import ember
-    from ember.static import native, passes
+    from ember.static import passes
 
     # the threads OpenBLAS (ember's GEMMs) starts with: one per core unless
     # OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say otherwise (both libraries get the same)
@@ -112,9 +112,7 @@ def main() -> None:
     passes.wait_for_kernels()
     estep, eeval, tstep, teval = pair(0.25)
     cstep = ember.compile(pair(0.25)[0])
-    for _ in range(native.ASK_AFTER + 1):  # the plan's numba runs are asked for, then compiled
-        cstep()
-    passes.wait_for_kernels()
+    with_native_runs(cstep)
     runs = {"ember": estep, "torch": tstep, "ember compiled": cstep}
     best = best_of(runs, args.repeats, args.steps)
     best_eval = best_of({"ember": eeval, "torch": teval}, args.repeats, 5)

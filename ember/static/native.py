@@ -505,9 +505,6 @@ def runs(nodes: list, steps: list, keep: set, least: int = 2) -> list:
     k = 0
     while k < len(nodes):
         fresh: set = set()
-        if not eligible(nodes[k], fresh):
-            k += 1
-            continue
         j, held = k, 0
         while j < len(nodes) and eligible(nodes[j], fresh):
             held += _held(steps, k, j, made)
@@ -521,7 +518,7 @@ def runs(nodes: list, steps: list, keep: set, least: int = 2) -> list:
             for _, ins, _, _ in steps[j:]:
                 later.update(ins)
             out.append(Run(k, nodes[k:j], steps[k:j], later))
-        k = j
+        k = max(j, k + 1)
     return out
 
 
