@@ -251,6 +251,26 @@ def slice_dim(x: Tensor, dim: int, start: int, stop: int) -> Tensor:
     return apply(basic_index((FULL,) * dim + (("s", start, stop, None),)), x)
 
 
+def cut(packed: Tensor, shapes) -> tuple:
+    """Views of a flat ``packed`` tensor: consecutive pieces of ``shapes`` (the gradients a
+    fused gradient op packs into one array).
+
+    >>> import ember
+    >>> [t.shape for t in cut(ember.arange(7.0), [(2, 2), (3,)])]
+    [ember.Size([2, 2]), ember.Size([3])]
+    """
+    from .movement import reshape
+
+    out, at = [], 0
+    for shape in shapes:
+        size = 1
+        for s in shape:
+            size *= s
+        out.append(reshape(slice_dim(packed, 0, at, at + size), tuple(shape)))
+        at += size
+    return tuple(out)
+
+
 # -- advanced indexing: integer index tensors ----------------------------------------------
 
 

@@ -42,6 +42,7 @@ from .._errors import AutogradError
 from ..backend import blas as _blas
 from .base import Op, Spec, apply
 from .elementwise.activations import Sigmoid
+from .indexing import cut
 
 _SIGMOID = Sigmoid()
 
@@ -109,14 +110,14 @@ class LSTMRecurrence(_Steps):
         if state.grad_enabled:  # create_graph: the steps back in ember ops
             return _lstm_grads(_TensorKit(), g, out, h0, c0, w, self.reverse)
         packed = apply(LSTMRecurrenceGrad(self.reverse), g, out, h0, c0, w)
-        return _cut(packed, [tuple(xs.shape), tuple(h0.shape), tuple(h0.shape), tuple(w.shape)])
+        return cut(packed, [tuple(xs.shape), tuple(h0.shape), tuple(h0.shape), tuple(w.shape)])
 
 
 @dataclass(frozen=True)
 class _StepsBack(Op):
     """A recurrence's steps back on arrays: the gradients ``grads`` gives (the same function the
-    vjp runs on Tensors under ``create_graph``), packed one after another (``_cut`` views them).
-    Never differentiated: with ``create_graph`` the vjp does not use it."""
+    vjp runs on Tensors under ``create_graph``), packed one after another (``indexing.cut``
+    views them). Never differentiated: with ``create_graph`` the vjp does not use it."""
 
     reverse: bool = False
 
@@ -237,7 +238,7 @@ class GRURecurrence(_Steps):
             return _gru_grads(_TensorKit(), g, out, h0, w, self.reverse)
         packed = apply(GRURecurrenceGrad(self.reverse), g, out, h0, w)
         bs, n = h0.shape
-        return _cut(packed, [tuple(xs.shape), (bs, n), tuple(w.shape), (3 * n,)])
+        return cut(packed, [tuple(xs.shape), (bs, n), tuple(w.shape), (3 * n,)])
 
 
 @dataclass(frozen=True)
@@ -337,21 +338,6 @@ class _TensorKit:
 
     def sum_rows(self, x):
         return apply(self._sum, x)
-
-
-def _cut(packed, shapes) -> tuple:
-    """Views of a packed gradient: consecutive pieces of ``shapes``."""
-    from .indexing import slice_dim
-    from .movement import reshape
-
-    out, at = [], 0
-    for shape in shapes:
-        size = 1
-        for s in shape:
-            size *= s
-        out.append(reshape(slice_dim(packed, 0, at, at + size), tuple(shape)))
-        at += size
-    return tuple(out)
 
 
 def hidden_states(out, t: int):

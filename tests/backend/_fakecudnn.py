@@ -1,8 +1,12 @@
-"""A stand-in for NVIDIA's cuDNN frontend module (``cudnn``) that runs convolutions with
-PyTorch on the CPU, reading and writing the raw addresses ember passes to ``execute``.
+"""A stand-in for NVIDIA's cuDNN frontend module (``cudnn``) that runs convolutions and
+scaled dot-product attention (forward with or without statistics, backward) with PyTorch on the
+CPU, reading and writing the raw addresses ember passes to ``execute``.
 
 It checks ember's use of the graph API (tensor dims and strides in elements, which operand is
-which, output descriptions, plan filtering), not cuDNN itself.
+which, output descriptions, plan filtering), not cuDNN itself. As cuDNN, it has no float32
+attention, and refuses attention operands whose last dimension is strided or not a multiple of
+8 (when the plans are checked); the backward checks that the statistics it is given are the
+forward's (each query row's log-sum-exp of the scaled scores).
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import types
 import numpy as np
 import torch
 
+from ember.dtypes import bfloat16
+
 data_type = types.SimpleNamespace(FLOAT="FLOAT", HALF="HALF", BFLOAT16="BFLOAT16", DOUBLE="DOUBLE")
 heur_mode = types.SimpleNamespace(A="A", FALLBACK="FALLBACK")
 numerical_note = types.SimpleNamespace(TENSOR_CORE="TENSOR_CORE", NONDETERMINISTIC="NONDET")
-_NP = {"FLOAT": np.float32, "DOUBLE": np.float64}
+_NP = {"FLOAT": np.float32, "DOUBLE": np.float64, "HALF": np.float16, "BFLOAT16": bfloat16.np}
 
 log: list = []  # (event, details) of every call that matters to the tests
 fail_build = [False]
@@ -97,8 +103,22 @@ class pygraph:  # noqa: N801 (the frontend's name)
     def conv_wgrad(self, image, loss, padding, stride, dilation):
         return self._op("wgrad", image, loss, padding, stride, dilation)
 
+    def sdpa(self, name, q, k, v, generate_stats, attn_scale, use_causal_mask):
+        o = _Tensor(name + "_O", [], [], self.io)
+        stats = _Tensor(name + "_Stats", [], [], self.io) if generate_stats else None
+        outs = [o] if stats is None else [o, stats]
+        self.op = ("sdpa", [q, k, v], outs, attn_scale, use_causal_mask)
+        return o, stats
+
+    def sdpa_backward(self, name, q, k, v, o, dO, stats, attn_scale, use_causal_mask):
+        outs = [_Tensor(name + n, [], [], self.io) for n in ("_dQ", "_dK", "_dV")]
+        self.op = ("sdpa_backward", [q, k, v, o, dO, stats], outs, attn_scale, use_causal_mask)
+        return tuple(outs)
+
     def validate(self):
-        assert self.op is not None and self.op[3].output, "no output marked"
+        assert self.op is not None, "no operation"
+        outs = self.op[2] if self.op[0].startswith("sdpa") else [self.op[3]]
+        assert all(t.output and t.dim for t in outs), "an output not marked or described"
 
     def build_operation_graph(self):
         pass
@@ -113,6 +133,10 @@ class pygraph:  # noqa: N801 (the frontend's name)
     def check_support(self):
         if fail_build[0]:
             raise RuntimeError("cudnnGraphNotSupportedError: no engine")
+        if self.op[0].startswith("sdpa"):
+            for t in self.op[1][:3]:
+                if t.data_type not in ("HALF", "BFLOAT16") or t.stride[-1] != 1 or t.dim[-1] % 8:
+                    raise RuntimeError(f"cudnnGraphNotSupportedError: sdpa {t.data_type} {t.dim}")
 
     def build_plans(self):
         pass
@@ -123,8 +147,11 @@ class pygraph:  # noqa: N801 (the frontend's name)
     def execute(self, pack, workspace, handle=None, tensor_uids=None):
         """The frontend's two forms: ``pack`` a dict keyed by tensors, or (with
         ``tensor_uids``) a list of buffers in the uids' order, every operand bound once."""
-        kind, a, b, out, padding, stride, dilation = self.op
+        kind = self.op[0]
         assert isinstance(workspace, int)
+        if kind.startswith("sdpa"):
+            return self._attention(pack, tensor_uids)
+        kind, a, b, out, padding, stride, dilation = self.op
         if tensor_uids is not None:
             if len(pack) != len(tensor_uids) or len(set(tensor_uids)) != len(tensor_uids):
                 raise ValueError("tensor_uids must list distinct uids, one per buffer")
@@ -146,4 +173,32 @@ class pygraph:  # noqa: N801 (the frontend's name)
             y = torch.nn.grad.conv2d_weight(ta, out.dim, tb, groups=groups, **geo)
         assert list(y.shape) == out.dim, (kind, list(y.shape), out.dim)
         _array(out, pack[out])[...] = y.numpy()
+        log.append(("execute", kind))
+
+    def _attention(self, pack, tensor_uids):
+        kind, ins, outs, scale, causal = self.op
+        by_uid = {t.uid: t for t in ins + outs}
+        if tensor_uids is None or sorted(tensor_uids) != sorted(by_uid):
+            raise ValueError(f"the variant pack must bind {sorted(by_uid)} by uid")
+        ptrs = {by_uid[u]: p for u, p in zip(tensor_uids, pack)}
+        q, k, v = (
+            torch.from_numpy(np.array(_array(t, ptrs[t]), np.float32)).requires_grad_()
+            for t in ins[:3]
+        )
+        s = (q @ k.transpose(-2, -1)) * scale
+        if causal:
+            s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+        lse = torch.logsumexp(s, -1, keepdim=True)
+        o = torch.softmax(s, -1) @ v
+        if kind == "sdpa":
+            _array(outs[0], ptrs[outs[0]])[...] = o.detach().numpy()
+            if len(outs) == 2:
+                _array(outs[1], ptrs[outs[1]])[...] = lse.detach().numpy()
+        else:
+            given_o, d_o, stats = (np.array(_array(t, ptrs[t]), np.float32) for t in ins[3:])
+            np.testing.assert_allclose(stats, lse.detach().numpy(), rtol=1e-3, atol=1e-3)
+            np.testing.assert_allclose(given_o, o.detach().numpy(), rtol=2e-2, atol=2e-2)
+            grads = torch.autograd.grad(o, (q, k, v), torch.from_numpy(d_o))
+            for t, gr in zip(outs, grads):
+                _array(t, ptrs[t])[...] = gr.numpy()
         log.append(("execute", kind))

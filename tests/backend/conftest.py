@@ -7,6 +7,7 @@ import pytest
 
 import ember
 from ember.backend import kernels
+from ember.backend.kernels import attention as kattention
 from ember.backend.kernels import conv as kconv
 from ember.backend.kernels import rows, vectorized
 
@@ -32,10 +33,13 @@ def fake_cudnn(xp, monkeypatch):
 
     monkeypatch.setattr(ember.backends.cudnn, "_module", [_fakecudnn])
     monkeypatch.setattr(kconv, "fused", lambda xp: True)
+    monkeypatch.setattr(kattention, "fused", lambda xp: True)
     monkeypatch.setattr(kconv, "ptr", lambda a: a.ctypes.data)
     monkeypatch.setattr(kconv, "device_id", lambda a: 0)
     _fakecudnn.log.clear()
     _fakecudnn.fail_build[0] = False
     kconv.clear()
+    kattention.clear()
     yield _fakecudnn
     kconv.clear()
+    kattention.clear()

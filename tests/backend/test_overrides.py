@@ -20,6 +20,7 @@ from ember import _config
 from ember.backend import blas as _blas
 from ember.backend import overrides
 from ember.ops import _winograd
+from ember.ops import attention as At
 from ember.ops import conv as C
 from ember.ops import elementwise as ew
 from ember.ops import norm as Nm
@@ -61,6 +62,12 @@ def _fused(dtype, build):
 
 _FUSED1 = _fused(np.float32, lambda n, x, y: n(ew.Tanh(), n(ew.NEG, n(ew.EXP, x))))
 _FUSED2 = _fused(np.float64, lambda n, x, y: n(ew.ADD, n(ew.EXP, n(ew.MUL, x, y)), y))
+
+
+_QKV = tuple(_rand(2, 3, 8, 16, seed=s).astype(BF16) / 3 for s in range(3))
+_QKV_F16 = tuple(_rand(4, 5, 8, seed=s).astype(np.float16) / 3 for s in range(3))
+_O_ATT = At.Attention(0.25, False).forward(np, *_QKV)
+_G_ATT = _rand(2, 3, 8, 16, seed=5).astype(BF16) / 3
 
 
 def _bn(x, *params, g=None):
@@ -262,6 +269,13 @@ OP_CASES = {
     "ember.ops.conv.Conv2d": [
         (C.Conv2d(*_P1), (_X1, _W1), 1e-4),
         (C.Conv2d(*_P2), (_X2, _W2), 1e-4),
+    ],
+    "ember.ops.attention.Attention": [  # cuDNN's flash attention (16-bit only)
+        (At.Attention(0.25, False), _QKV, 2e-2),
+        (At.Attention(0.125, True), _QKV_F16, 2e-2),
+    ],
+    "ember.ops.attention.AttentionGrad": [
+        (At.AttentionGrad(0.25, False), (_G_ATT, _O_ATT, *_QKV), 3e-2),
     ],
     "ember.ops.conv.Conv2dGradInput": [
         (C.Conv2dGradInput(_X1.shape, *_P1), (_G1, _W1), 1e-4),
@@ -539,7 +553,7 @@ def test_op_override_matches_the_forward(name, xp, fake_cudnn):
         np.testing.assert_allclose(
             got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, err_msg=str(op)
         )
-    if "conv" in name:
+    if "conv" in name or "attention" in name:
         assert fake_cudnn.log, "cuDNN was not asked"
 
 

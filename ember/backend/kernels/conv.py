@@ -52,7 +52,8 @@ def device_id(a) -> int:
     return a.device.id
 
 
-def _io_type(mod, dtype):
+def io_type(mod, dtype):
+    """cuDNN's data type for a NumPy dtype, or None where it has none."""
     name = np.dtype(dtype).name
     table = {"float32": "FLOAT", "float16": "HALF", "bfloat16": "BFLOAT16", "float64": "DOUBLE"}
     return getattr(mod.data_type, table[name]) if name in table else None
@@ -79,7 +80,8 @@ def _packed(xp, a):
     return xp.ascontiguousarray(a)
 
 
-def _handle(mod, xp, dev: int):
+def handle(mod, xp, dev: int):
+    """The cuDNN handle of GPU ``dev`` (one per device, made on first use)."""
     h = _handles.get(dev)
     if h is None:
         with xp.cuda.Device(dev):
@@ -89,11 +91,13 @@ def _handle(mod, xp, dev: int):
 
 def _build(mod, xp, kind, a, b, out_shape, params, tf32: bool, deterministic: bool, dev: int):
     stride, padding, dilation = (list(p) for p in params)
-    io = _io_type(mod, a.dtype)
+    io = io_type(mod, a.dtype)
     compute = mod.data_type.DOUBLE if a.dtype == np.float64 else mod.data_type.FLOAT
-    handle = _handle(mod, xp, dev)
     g = mod.pygraph(
-        handle=handle, io_data_type=io, intermediate_data_type=compute, compute_data_type=compute
+        handle=handle(mod, xp, dev),
+        io_data_type=io,
+        intermediate_data_type=compute,
+        compute_data_type=compute,
     )
     ta = g.tensor(name="A", dim=list(a.shape), stride=elem_strides(a), data_type=io)
     tb = g.tensor(name="B", dim=list(b.shape), stride=elem_strides(b), data_type=io)
@@ -157,16 +161,16 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
     graph, tensors, uids, ws_size = entry
     out = xp.empty(out_shape, dtype=a.dtype)
     ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
-    handle = _handle(mod, xp, dev)
-    mod.set_stream(handle=handle, stream=xp.cuda.get_current_stream().ptr)
-    _execute(graph, tensors, uids, (ptr(a), ptr(b), ptr(out)), ptr(ws), handle)
+    h = handle(mod, xp, dev)
+    mod.set_stream(handle=h, stream=xp.cuda.get_current_stream().ptr)
+    execute(graph, tensors, uids, (ptr(a), ptr(b), ptr(out)), ptr(ws), h)
     return out
 
 
 _ordered = [True]  # the frontend takes ``tensor_uids`` (ordered buffers); False once refused
 
 
-def _execute(graph, tensors, uids, pointers, workspace: int, handle) -> None:
+def execute(graph, tensors, uids, pointers, workspace: int, handle) -> None:
     """Run a built graph on raw device pointers: the frontend's ordered form (buffers listed
     with their uids, which it binds in C++ with cached metadata) where it has one, else the
     dictionary form, which describes each buffer in Python on every call (0.2 ms a call under

@@ -12,6 +12,8 @@ from ...amp.autocast_mode import rule as _autocast_rule
 from ...dtypes import bool_
 from ...functions.creation import tensor as _new_tensor
 from ...functions.dropout import dropout  # noqa: F401  (defined below nn)
+from ...ops.attention import Attention as _Attention
+from ...ops.base import apply as _apply
 
 
 @_autocast_rule("scaled_dot_product_attention")
@@ -27,6 +29,9 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """softmax(q k^T * scale + mask) v, with a boolean (True = keep) or additive float mask.
 
+    Without a mask tensor or dropout it is one op (``ember.ops.attention.Attention``; cuDNN's
+    flash attention on a GPU for 16-bit inputs); otherwise the formula in ember ops.
+
     >>> import ember
     >>> import ember.nn.functional as F
     >>> q = ember.ones(1, 2, 4)
@@ -41,6 +46,8 @@ def scaled_dot_product_attention(
             f"{tuple(key.shape)} must have the same last dimension"
         )
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if attn_mask is None and dropout_p == 0.0 and _one_op(query, key, value):
+        return _apply(_Attention(s, bool(is_causal)), query, key, value)
     # As PyTorch's math kernel: sqrt(scale) on each of q and k, (L, E) values each, rather than
     # scale on the (L, S) scores (on a GPU, the scores are the step's largest arrays)
     r = math.sqrt(abs(s))
@@ -64,6 +71,22 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights.matmul(value)
+
+
+def _one_op(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """Whether ``ops.attention.Attention`` takes (q, k, v): one floating dtype, no broadcast
+    leading dimensions, nothing empty (the formula below handles the rest)."""
+    return (
+        q.ndim >= 2
+        and q.ndim == k.ndim == v.ndim
+        and q.dtype is k.dtype is v.dtype
+        and q.dtype.is_floating_point
+        and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2])
+        and k.shape[-2] == v.shape[-2]
+        and 0 not in q.shape
+        and 0 not in k.shape
+        and 0 not in v.shape
+    )
 
 
 __all__ = ["scaled_dot_product_attention"]

@@ -27,6 +27,8 @@ from ...dtypes import bool_
 from ...functions.creation import tensor
 from ...functions.creation import zeros as _zeros
 from ...functions.shape import cat
+from ...ops.attention import Attention
+from ...ops.base import apply
 from .. import init
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
@@ -178,9 +180,9 @@ def multi_head_attention_forward(
             "create this mask."
         )
     if is_causal and key_padding_mask is None and not need_weights:
-        # PyTorch drops the mask and lets SDPA build the causal one: do the same.
-        causal = np.triu(np.ones((tgt_len, src_len), dtype=bool), 1)
-        attn_mask = tensor(causal, device=query.device)
+        attn_mask = None  # as PyTorch: the mask is dropped and the attention masks causally
+    else:
+        is_causal = False
     attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
     if embed_dim != embed_dim_to_check:
         raise ShapeError(
@@ -281,35 +283,35 @@ def multi_head_attention_forward(
     elif bias_k is not None or bias_v is not None:
         raise ShapeError(f"{_NAME}: bias_k and bias_v must both be set or both be None")
 
-    # -- heads: (L, N, E) -> (N * H, L, head_dim) --------------------------------------------
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    # -- heads: (L, N, E) -> (N, H, L, head_dim), views of the rows ----------------------------
+    q = q.reshape(tgt_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     if static_k is None:
-        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        k = k.reshape(k.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
             raise ShapeError(
                 f"{_NAME}: expecting static_k of shape ({bsz * num_heads}, S, "
                 f"{head_dim}), but got {tuple(static_k.shape)}"
             )
-        k = static_k
+        k = static_k.reshape(bsz, num_heads, -1, head_dim)
     if static_v is None:
-        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        v = v.reshape(v.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
             raise ShapeError(
                 f"{_NAME}: expecting static_v of shape ({bsz * num_heads}, S, "
                 f"{head_dim}), but got {tuple(static_v.shape)}"
             )
-        v = static_v
+        v = static_v.reshape(bsz, num_heads, -1, head_dim)
     if add_zero_attn:
-        zeros = _zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
-        k = cat([k, zeros], 1)
-        v = cat([v, zeros.to(v.dtype)], 1)
+        zeros = _zeros(bsz, num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
+        k = cat([k, zeros], 2)
+        v = cat([v, zeros.to(v.dtype)], 2)
         if attn_mask is not None:
             attn_mask = _pad_last(attn_mask)
         if key_padding_mask is not None:
             key_padding_mask = _pad_last(key_padding_mask)
-    src_len = k.shape[1]
+    src_len = k.shape[2]
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
             raise ShapeError(
@@ -326,8 +328,18 @@ def multi_head_attention_forward(
         dropout_p = 0.0
 
     # -- attention ---------------------------------------------------------------------------
+    if attn_mask is None and dropout_p == 0.0 and not need_weights:  # one op (cuDNN's on a GPU)
+        scale = 1.0 / math.sqrt(head_dim)
+        out = apply(Attention(scale, is_causal), q, k, v)  # (N, H, L, head_dim)
+        return _out_proj(out, out_proj_weight, out_proj_bias, is_batched), None
     from .._functional.activation import softmax
 
+    q = q.reshape(bsz * num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz * num_heads, src_len, head_dim)
+    v = v.reshape(bsz * num_heads, src_len, head_dim)
+    if is_causal:
+        causal = np.triu(np.ones((tgt_len, src_len), dtype=bool), 1)
+        attn_mask = _canonical_mask(tensor(causal, device=query.device), "attn_mask", q.dtype)
     scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
     dead = None
     if attn_mask is not None:
@@ -340,11 +352,8 @@ def multi_head_attention_forward(
         weights = weights.masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         weights = _dropout(weights, dropout_p)
-    out = weights.matmul(v)  # (N * H, L, head_dim)
-    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
-    if not is_batched:
-        out = out.squeeze(1)
+    out = weights.matmul(v).reshape(bsz, num_heads, tgt_len, head_dim)
+    out = _out_proj(out, out_proj_weight, out_proj_bias, is_batched)
     if not need_weights:
         return out, None
     weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
@@ -353,6 +362,14 @@ def multi_head_attention_forward(
     if not is_batched:
         weights = weights.squeeze(0)
     return out, weights
+
+
+def _out_proj(out: Tensor, weight: Tensor, bias: Tensor | None, is_batched: bool) -> Tensor:
+    """Heads (N, H, L, head_dim) merged back into (L, N, E) rows, then the output projection."""
+    bsz, num_heads, tgt_len, head_dim = out.shape
+    out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, num_heads * head_dim)
+    out = linear(out, weight, bias).reshape(tgt_len, bsz, -1)
+    return out if is_batched else out.squeeze(1)
 
 
 class MultiheadAttention(Module):

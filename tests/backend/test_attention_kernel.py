@@ -1,0 +1,99 @@
+"""cuDNN's fused attention as the CUDA overrides of ``Attention`` and ``AttentionGrad``
+(``ember.backend.kernels.attention``), run through the stand-in frontend (``_fakecudnn``: PyTorch
+computes, and checks the statistics the backward is given), against the ops' bodies."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember.backend.kernels import attention as katt
+from ember.backend.overrides import run
+from ember.ops.attention import Attention, AttentionGrad
+
+BF16 = ember.bfloat16.np
+CASES = {  # q, k, v shapes
+    "4-D": ((2, 3, 8, 16), (2, 3, 8, 16), (2, 3, 8, 16)),
+    "4-D, longer keys, value width 8": ((1, 2, 5, 16), (1, 2, 9, 16), (1, 2, 9, 8)),
+    "3-D": ((4, 6, 8), (4, 6, 8), (4, 6, 8)),
+}
+
+
+def _arrays(shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32).astype(dtype) for s in shapes]
+
+
+def _executed(log):
+    return [d for e, d in log if e == "execute"]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", list(CASES))
+def test_forward_and_backward_match_the_bodies(xp, fake_cudnn, name, causal, dtype):
+    q, k, v = _arrays(CASES[name], dtype)
+    op, grad = Attention(0.25, causal), AttentionGrad(0.25, causal)
+    out = run(op, xp, q, k, v)
+    tol = dict(rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(out.astype(np.float32), op.forward(np, q, k, v).astype(np.float32),
+                               **tol)  # fmt: skip
+    g = _arrays([out.shape], dtype, seed=1)[0]
+    packed = run(grad, xp, g, out, q, k, v)
+    want = grad.forward(np, g, out, q, k, v)
+    assert packed.shape == want.shape and packed.dtype == dtype
+    np.testing.assert_allclose(packed.astype(np.float32), want.astype(np.float32), **tol)
+    assert _executed(fake_cudnn.log) == ["sdpa", "sdpa", "sdpa_backward"]
+
+
+def test_the_output_takes_the_querys_memory_order(xp, fake_cudnn):
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((6, 2, 3 * 32)).astype(BF16)  # (L, N, 3E): a packed projection
+    q, k, v = (rows[..., i * 32 : (i + 1) * 32].reshape(6, 2, 4, 8).transpose(1, 2, 0, 3)
+               for i in range(3))  # fmt: skip
+    out = run(Attention(0.3, False), xp, q, k, v)
+    assert out.shape == (2, 4, 6, 8)
+    assert out.transpose(2, 0, 1, 3).flags.c_contiguous  # (L, N, H, D) rows: heads merge free
+    want = Attention(0.3, False).forward(np, q, k, v)
+    np.testing.assert_allclose(out.astype(np.float32), want.astype(np.float32), 2e-2, 2e-2)
+    graph = next(iter(katt._graphs.values()))[0]
+    q_desc = graph.op[1][0]
+    assert q_desc.dim == [2, 4, 6, 8] and q_desc.stride == [96, 8, 192, 1]
+
+
+def test_plans_are_cached_per_layout(xp, fake_cudnn):
+    q, k, v = _arrays(CASES["4-D"], BF16)
+    for _ in range(3):
+        run(Attention(0.25, False), xp, q, k, v)
+    assert [e for e, _ in fake_cudnn.log].count("graph") == 1
+
+
+@pytest.mark.parametrize(
+    "why,shapes,dtype",
+    [
+        ("float32 (cuDNN has no float32 flash attention)", CASES["4-D"], np.float32),
+        ("head size not a multiple of 8", ((1, 2, 4, 12),) * 3, BF16),
+        ("5-D", ((1, 1, 2, 4, 8),) * 3, BF16),
+    ],
+)
+def test_what_cudnn_does_not_serve_runs_the_body(xp, fake_cudnn, why, shapes, dtype):
+    q, k, v = _arrays(shapes, dtype)
+    assert katt.forward(xp, q, k, v, 0.5, False) is NotImplemented
+    out = run(Attention(0.5, False), xp, q, k, v)
+    np.testing.assert_array_equal(out, Attention(0.5, False).forward(np, q, k, v))
+    assert not fake_cudnn.log
+
+
+def test_a_refused_plan_warns_once_and_runs_the_body(xp, fake_cudnn):
+    fake_cudnn.fail_build[0] = True
+    q, k, v = _arrays(CASES["3-D"], BF16)
+    with pytest.warns(RuntimeWarning, match="cuDNN has no attention forward plan"):
+        out = run(Attention(0.5, False), xp, q, k, v)
+    np.testing.assert_array_equal(out, Attention(0.5, False).forward(np, q, k, v))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(Attention(0.5, False), xp, q, k, v)  # remembered: no second build, no warning
+    assert [e for e, _ in fake_cudnn.log].count("graph") == 1
