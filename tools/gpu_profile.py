@@ -3,7 +3,7 @@ busiest kernels (CUPTI through ``torch.profiler``, which records every kernel of
 CuPy's and cuDNN's included), for ember's ResNet-18 and Transformer steps (eager and compiled)
 and PyTorch's. Run on the device machine from the project root:
 
-    python tools/gpu_profile.py [resnet18|transformer ...] [--rows 25] [--cprofile]
+    python tools/gpu_profile.py [resnet18|transformer ...] [--rows 25] [--cprofile] [--dump DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 PYTHON_PROFILE = False
+DUMP_DIR = None  # --dump: where each cProfile's raw statistics go (pstats files)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 
@@ -52,8 +53,9 @@ def _kernels(torch, step, sync, n: int, rows: int) -> None:
         print(f"    {t:7.3f} ms {e.count // n:5d}x  {e.key[:110]}")
 
 
-def python_profile(step, sync, n: int, rows: int) -> None:
-    """cProfile of ``n`` steps: the busiest functions by own time and by cumulative time."""
+def python_profile(step, sync, n: int, rows: int, name: str = "step") -> None:
+    """cProfile of ``n`` steps: the busiest functions by own time and by cumulative time (and
+    the raw statistics in ``DUMP_DIR/name.pstats`` with ``--dump``, for pstats elsewhere)."""
     import cProfile
     import pstats
 
@@ -63,6 +65,9 @@ def python_profile(step, sync, n: int, rows: int) -> None:
         step()
     sync()
     prof.disable()
+    if DUMP_DIR:
+        os.makedirs(DUMP_DIR, exist_ok=True)
+        prof.dump_stats(os.path.join(DUMP_DIR, f"{name}.pstats"))
     for key in ("tottime", "cumulative"):
         print(f"    -- cProfile of {n} steps by {key}")
         pstats.Stats(prof, stream=sys.stdout).sort_stats(key).print_stats(rows)
@@ -94,7 +99,7 @@ def resnet18(ember, torch, rows: int) -> None:
         eager = b.build(ember, resnet18(num_classes=10), data, "cuda", dt)
         report(f"ember ResNet-18 {dt} eager", torch, eager, ember.cuda.synchronize, rows)
         if PYTHON_PROFILE and dt == "float32":
-            python_profile(eager, ember.cuda.synchronize, 5, 40)
+            python_profile(eager, ember.cuda.synchronize, 5, rows, "resnet18-eager")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             c = ember.compile(b.build(ember, resnet18(num_classes=10), data, "cuda", dt))
@@ -120,7 +125,10 @@ def transformer(ember, torch, rows: int) -> None:
     eager = b.build(ember, b.model_for(ember, s), data, "cuda", dt)
     report("ember Transformer bf16 eager", torch, eager, ember.cuda.synchronize, rows)
     if PYTHON_PROFILE:
-        python_profile(eager, ember.cuda.synchronize, 3, 40)
+        python_profile(eager, ember.cuda.synchronize, 3, rows, "transformer-eager")
+        amp = b.build(ember, b.model_for(ember, s), data, "cuda", "amp_bfloat16")
+        report("ember Transformer amp_bfloat16 eager", torch, amp, ember.cuda.synchronize, rows)
+        python_profile(amp, ember.cuda.synchronize, 3, rows, "transformer-amp-eager")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c = ember.compile(b.build(ember, b.model_for(ember, s), data, "cuda", dt))
@@ -136,9 +144,10 @@ def main() -> None:
     parser.add_argument("which", nargs="*", default=["resnet18", "transformer"])
     parser.add_argument("--rows", type=int, default=25)
     parser.add_argument("--cprofile", action="store_true", help="cProfile ember's eager step")
+    parser.add_argument("--dump", help="a folder for the cProfile statistics (pstats files)")
     args = parser.parse_args()
-    global PYTHON_PROFILE
-    PYTHON_PROFILE = args.cprofile
+    global PYTHON_PROFILE, DUMP_DIR
+    PYTHON_PROFILE, DUMP_DIR = args.cprofile, args.dump
     import torch
 
     import ember

@@ -61,6 +61,9 @@ class _Arrays:
     def t(self, x):
         return self.xp.swapaxes(x, -1, -2)
 
+    def mm(self, a, b):
+        return self.xp.matmul(a, b)  # not ``@``: a captured step's xp.matmul calls cuBLAS itself
+
     def softmax(self, s):
         s -= s.max(axis=-1, keepdims=True)
         self.xp.exp(s, out=s)
@@ -81,6 +84,9 @@ class _Tensors:
     def t(self, x):
         return x.transpose(-2, -1)
 
+    def mm(self, a, b):
+        return a @ b
+
     def softmax(self, s):
         from .softmax import Softmax
 
@@ -99,16 +105,16 @@ class _Tensors:
 
 def _probs(kit, q, k, scale: float, causal: bool):
     """softmax(q k^T * scale), upper triangle masked where ``causal``."""
-    s = (q * scale) @ kit.t(k)
+    s = kit.mm(q * scale, kit.t(k))
     return kit.softmax(kit.causal(s) if causal else s)
 
 
 def _grads(kit, g, out, q, k, v, scale: float, causal: bool) -> tuple:
     """(dq, dk, dv) of ``out = p v`` for its gradient ``g``, with p recomputed."""
     p = _probs(kit, q, k, scale, causal)
-    dv = kit.t(p) @ g
-    ds = p * (g @ kit.t(v) - kit.row_sum(g * out))  # softmax's vjp: p (dp - rowsum(dp p))
-    return (ds @ k) * scale, (kit.t(ds) @ q) * scale, dv
+    dv = kit.mm(kit.t(p), g)
+    ds = p * (kit.mm(g, kit.t(v)) - kit.row_sum(g * out))  # softmax's vjp: p (dp - rowsum(dp p))
+    return kit.mm(ds, k) * scale, kit.mm(kit.t(ds), q) * scale, dv
 
 
 def _wide(*arrays):
@@ -126,7 +132,8 @@ class Attention(Op):
 
     def forward(self, xp, q, k, v):
         qw, kw, vw = _wide(q, k, v)
-        return (_probs(_Arrays(xp), qw, kw, self.scale, self.causal) @ vw).astype(q.dtype)
+        kit = _Arrays(xp)
+        return kit.mm(_probs(kit, qw, kw, self.scale, self.causal), vw).astype(q.dtype)
 
     def infer(self, q, k, v):
         _shapes(self.name, q, k, v)
