@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import attention as At
 from ..ops import conv as C
 from ..ops import loss as Lo
 from ..ops import norm as Nm
@@ -201,6 +202,22 @@ def _batch_normalize(ctx, node, x, stats, *wb):
         elif np.dtype(node.inputs[2 + i - (not op.weight)].dtype) != dt:
             vals[i] = ctx.cast(vals[i], dt)
     return ctx.add("BatchNormalization", [x, *vals, mean, var], epsilon=float(op.eps))
+
+
+@converts(At.Attention)
+def _attention(ctx, node, q, k, v):
+    """``Softmax(q * scale @ k^T [+ causal -inf above the diagonal]) @ v``."""
+    op, n = node.op, len(node.inputs[0].shape)
+    dt = np.dtype(node.output.dtype)
+    kt = ctx.add("Transpose", [k], perm=[*range(n - 2), n - 1, n - 2])
+    scores = ctx.add("MatMul", [ctx.add("Mul", [q, ctx.scalar(op.scale, dt)]), kt])
+    if op.causal:
+        lq, lk = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+        if isinstance(lq, Dim) or isinstance(lk, Dim):
+            raise ctx.error("causal attention needs known sequence lengths")
+        mask = np.where(np.triu(np.ones((lq, lk), dtype=bool), 1), -np.inf, 0.0).astype(dt)
+        scores = ctx.add("Add", [scores, ctx.const(mask)])
+    return ctx.add("MatMul", [ctx.add("Softmax", [scores], axis=-1), v])
 
 
 @converts(S.LogSoftmax)

@@ -36,6 +36,7 @@ from .._config import state
 from .._errors import AutogradError, ShapeError
 from ..backend.overrides import register
 from .base import Op, Spec, apply
+from .elementwise import const_like
 from .indexing import cut
 
 
@@ -96,10 +97,8 @@ class _Tensors:
         return x.sum(-1, keepdim=True)
 
     def causal(self, s):
-        from ..functions.creation import tensor
-
         lq, lk = s.shape[-2:]
-        mask = tensor(np.triu(np.ones((lq, lk), dtype=bool), 1), device=s.device)
+        mask = const_like(s, np.triu(np.ones((lq, lk), dtype=bool), 1), bool)
         return s.masked_fill(mask, float("-inf"))
 
 
@@ -129,6 +128,7 @@ class Attention(Op):
     causal: bool = False
     saves_inputs = True
     saves_output = True
+    node_name = "ScaledDotProductAttentionBackward0"
 
     def forward(self, xp, q, k, v):
         qw, kw, vw = _wide(q, k, v)

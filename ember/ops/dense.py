@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._tensor import Tensor
 from .base import Op, Spec, apply
 from .elementwise import const_like, where
 from .linalg import matmul, transpose_last
@@ -112,22 +111,17 @@ class Cholesky(Op):
         # the lower triangle and halves the diagonal.
         p = matmul(_mT(out), g)
         n = p.shape[-1]
-        lower = _const(p, np.tril(np.ones((n, n), dtype=bool)), bool)
-        p = where(lower, p * _const(p, 1 - 0.5 * np.eye(n)), const_like(p, 0))
+        lower = const_like(p, np.tril(np.ones((n, n), dtype=bool)), bool)
+        p = where(lower, p * const_like(p, 1 - 0.5 * np.eye(n)), const_like(p, 0))
         inv_l = apply(Inv(), out)
         s = matmul(matmul(_mT(inv_l), p), inv_l)
         return (0.5 * (s + _mT(s)),)
 
 
-def _const(like, array, dtype=None):
-    """A constant (no history) on ``like``'s device, with ``like``'s dtype unless given."""
-    xp = like.device.xp
-    return Tensor._make(xp.asarray(array, dtype=like._data.dtype if dtype is None else dtype))
-
 
 def _eye_like(x):
     """The identity matrix of ``x``'s last dimension, a constant with ``x``'s dtype and device."""
-    return _const(x, np.eye(x.shape[-1]))
+    return const_like(x, np.eye(x.shape[-1]))
 
 
 @dataclass(frozen=True)

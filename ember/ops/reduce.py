@@ -18,13 +18,12 @@ from dataclasses import dataclass
 
 from .. import dtypes as _dt
 from .._errors import EmberError, EmberIndexError
-from .._tensor import Tensor
 from ..backend.kernels import rows as _rows
 from ..backend.kernels import sums as _sums
 from ..backend.overrides import register
 from .base import Op, Spec, apply
 from .broadcast import expand
-from .elementwise import ADD, DIV, MUL, SUB
+from .elementwise import ADD, DIV, MUL, SUB, const_like
 from .movement import Permute, reshape
 
 
@@ -40,11 +39,6 @@ def reduced_shape(shape: tuple, axis: tuple | None, keepdim: bool) -> tuple:
 def keepdim_shape(shape: tuple, axis: tuple | None) -> tuple:
     return reduced_shape(shape, axis, True)
 
-
-def _const(like: Tensor, array) -> Tensor:
-    """A constant (no history) on ``like``'s device with ``like``'s dtype."""
-    xp = like.device.xp
-    return Tensor._make(xp.asarray(array, dtype=like.dtype.np))
 
 
 def check_nonempty(op: str, shape: tuple, axis: tuple | None) -> None:
@@ -175,8 +169,8 @@ class ProdOthers(Op):
         shape = tuple(x.shape)
         n = shape[-1]
         xp = x.device.xp
-        eye = _const(x, xp.eye(n))
-        off = _const(x, 1 - xp.eye(n))
+        eye = const_like(x, xp.eye(n))
+        off = const_like(x, 1 - xp.eye(n))
         rows = apply(ADD, apply(MUL, reshape(x, shape[:-1] + (1, n)), off), eye)
         p = prod_others(rows)  # p[..., i, k] = prod over j != i, k of x_j (for i != k)
         weighted = apply(MUL, apply(MUL, reshape(h, shape + (1,)), off), p)
@@ -387,8 +381,8 @@ class Cumprod(Op):
         xt = apply(Permute(perm), x)
         gt = apply(Permute(perm), g)
         tshape = tuple(xt.shape)
-        lower = _const(x, xp.tri(n))
-        upper = _const(x, 1 - xp.tri(n))
+        lower = const_like(x, xp.tri(n))
+        upper = const_like(x, 1 - xp.tri(n))
         rows = apply(ADD, apply(MUL, reshape(xt, tshape[:-1] + (1, n)), lower), upper)
         d_rows = apply(MUL, reshape(gt, tshape + (1,)), prod_others(rows))
         gx = apply(Sum((len(shape) - 1,), False), apply(MUL, d_rows, lower))
@@ -517,9 +511,9 @@ class SafeRoot(Op):
 
     def vjp(self, g, out, s):
         nonzero = apply(SignConst(), s)
-        one = _const(s, 1)
+        one = const_like(s, 1)
         safe = apply(ADD, s, apply(SUB, one, nonzero))  # 1 where s == 0
-        scale = apply(MUL, _const(s, 1.0 / self.p), apply(MUL, nonzero, out))
+        scale = apply(MUL, const_like(s, 1.0 / self.p), apply(MUL, nonzero, out))
         return (apply(MUL, g, apply(DIV, scale, safe)),)
 
 

@@ -118,6 +118,12 @@ def test_gru_bidirectional():
     check(gru, (ember.randn(2, 5, 3),))
 
 
+def test_transformer_encoder_layer():
+    layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True).eval()
+    proto, _ = check(layer, (ember.randn(2, 5, 16),), atol=1e-4)
+    assert {"Softmax", "LayerNormalization", "MatMul"} <= {n.op_type for n in proto.graph.node}
+
+
 def test_file_path_and_reload(tmp_path):
     model = nn.Sequential(nn.Linear(3, 2), nn.Sigmoid())
     path = tmp_path / "model.onnx"

@@ -88,12 +88,13 @@ class Binary(Elementwise):
         return Spec(broadcast_shapes(name, tuple(a.shape), tuple(b.shape)), a.dtype)
 
 
-def const_like(x, value):
-    """A 0-d constant with ``x``'s dtype and device."""
+def const_like(x, value, dtype=None):
+    """A constant (no history: a number, or an array's values) on ``x``'s device, with ``x``'s
+    dtype unless ``dtype`` is given."""
     from ..._tensor import Tensor
 
     xp = x.device.xp
-    return Tensor._make(xp.asarray(value, dtype=x._data.dtype))
+    return Tensor._make(xp.asarray(value, dtype=x._data.dtype if dtype is None else dtype))
 
 
 def _int_zero_division(xp, b, name: str) -> None:
