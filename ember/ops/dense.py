@@ -118,7 +118,6 @@ class Cholesky(Op):
         return (0.5 * (s + _mT(s)),)
 
 
-
 def _eye_like(x):
     """The identity matrix of ``x``'s last dimension, a constant with ``x``'s dtype and device."""
     return const_like(x, np.eye(x.shape[-1]))

@@ -40,7 +40,6 @@ def keepdim_shape(shape: tuple, axis: tuple | None) -> tuple:
     return reduced_shape(shape, axis, True)
 
 
-
 def check_nonempty(op: str, shape: tuple, axis: tuple | None) -> None:
     """Reductions without an identity (max, argmax...) refuse empty reductions, as PyTorch."""
     if axis is None:
