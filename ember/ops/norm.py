@@ -413,7 +413,8 @@ class RunningAverage(Op):
     stats[row] * factor * momentum`` in ``running``'s dtype, rounded step by step as PyTorch's
     ``running.mul_(1 - momentum).add_(...)``; ``row`` 0 is the batch mean, row 1 the biased
     variance with ``factor`` M / (M - 1) (Bessel's correction). ``F.batch_norm`` writes it in
-    place (one op per running buffer instead of five).
+    place (one op per running buffer instead of five; eagerly into the buffer's own array,
+    ``out=``, with no copy after it).
 
     >>> import ember
     >>> apply(RunningAverage(1, 0.5, 2.0), ember.ones(2), ember.tensor([[0.0, 0.0], [1.0, 3.0]]))
@@ -425,11 +426,13 @@ class RunningAverage(Op):
     factor: float = 1.0
     differentiable = False
 
-    def forward(self, xp, running, stats):
+    def forward(self, xp, running, stats, out=None):
         s = stats[self.row]
         if self.factor != 1.0:
             s = s * self.factor
-        return running * (1 - self.momentum) + (s * self.momentum).astype(running.dtype)
+        y = xp.multiply(running, running.dtype.type(1 - self.momentum), out=out)
+        y += (s * self.momentum).astype(running.dtype)
+        return y
 
     def infer(self, running, stats):
         return Spec(tuple(running.shape), running.dtype)
@@ -590,8 +593,11 @@ def _affine_cuda(op, xp, y, *wb):
 
 
 @register(RunningAverage, "cuda")
-def _running_average_cuda(op, xp, running, stats):
-    return _bn_kernels.running_average(xp, running, stats, op.row, op.momentum, op.factor)
+def _running_average_cuda(op, xp, running, stats, out=None):
+    return _bn_kernels.running_average(xp, running, stats, op.row, op.momentum, op.factor, out)
+
+
+_running_average_cuda.writes_out = True  # F.batch_norm's update: into the buffer, no copy
 
 
 @register(AffineSums, "cuda")

@@ -402,6 +402,39 @@ def test_batch_norm_updates_running_statistics_in_place():
     np.testing.assert_allclose(ev.numpy(), tv.numpy(), **TIGHT)
 
 
+def test_batch_norm_writes_the_running_buffers_own_arrays(device, monkeypatch):
+    """Eagerly the running-average op writes each buffer's array (``out=``): no new array, no
+    copy; its CUDA override too."""
+    from ember.backend import overrides
+    from ember.ops.norm import RunningAverage
+
+    written = []
+    cuda = overrides.registered("cuda")[overrides.qualname(RunningAverage)]
+    for owner, name, real in (
+        (RunningAverage, "forward", RunningAverage.forward),
+        (None, "", cuda),
+    ):
+
+        def spy(*a, out=None, _real=real):
+            written.append(out is not None and any(out is b._data for b in (em, ev)))
+            return _real(*a, out=out)
+
+        if owner is not None:
+            monkeypatch.setattr(owner, name, spy)
+        else:
+            spy.writes_out = True
+            monkeypatch.setitem(overrides.table("cuda"), RunningAverage, spy)
+    x = np.random.default_rng(0).standard_normal((6, 3, 4)).astype(np.float32)
+    em, ev = ember.zeros(3, device=device), ember.ones(3, device=device)
+    arrays = em._data, ev._data
+    EF.batch_norm(ember.tensor(x, device=device), em, ev, training=True)
+    assert em._data is arrays[0] and ev._data is arrays[1] and written and all(written)
+    tm, tv = torch.zeros(3), torch.ones(3)
+    TF.batch_norm(torch.tensor(x), tm, tv, training=True)
+    np.testing.assert_allclose(em.cpu().numpy(), tm.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ev.cpu().numpy(), tv.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_instance_norm_running_statistics():
     x = np.random.default_rng(0).standard_normal((4, 3, 5))
     tm, tv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)

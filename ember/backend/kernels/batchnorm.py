@@ -404,10 +404,10 @@ _RUNNING = (
 )
 
 
-def running_average(xp, running, stats, row: int, momentum: float, factor: float):
-    """``RunningAverage``: ``running * (1 - momentum) + stats[row] * factor * momentum`` (a new
-    array), for float32 / float64 buffers with ``stats`` of the same dtype; else
-    NotImplemented."""
+def running_average(xp, running, stats, row: int, momentum: float, factor: float, out=None):
+    """``RunningAverage``: ``running * (1 - momentum) + stats[row] * factor * momentum`` (into
+    ``out``, which may be ``running`` itself, or a new array), for float32 / float64 buffers with
+    ``stats`` of the same dtype; else NotImplemented."""
     if not fused(xp) or running.dtype not in (np.float32, np.float64) or running.size == 0:
         return NotImplemented
     if stats.dtype != running.dtype:
@@ -417,6 +417,6 @@ def running_average(xp, running, stats, row: int, momentum: float, factor: float
         lambda: xp.ElementwiseKernel(*specialize(_RUNNING, running.dtype), "ember_bn_running"),
     )
     t = running.dtype.type
-    y = xp.empty(running.shape, running.dtype)
+    y = xp.empty(running.shape, running.dtype) if out is None else out
     k(running, stats[row], t(1 - momentum), t(factor), t(momentum), y)
     return y

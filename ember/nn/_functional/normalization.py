@@ -10,7 +10,7 @@ tensor([[-1.0000,  1.0000]])
 from __future__ import annotations
 
 from ... import dtypes as _dt
-from ..._config import no_grad
+from ..._config import no_grad, state
 from ..._errors import ShapeError
 from ..._node import named
 from ..._tensor import Tensor
@@ -58,8 +58,10 @@ def _fused_affine(out: Tensor, weight, bias, start: int, shape: tuple, view=None
 
 
 def _running_average(running: Tensor, stats: Tensor, op: RunningAverage) -> None:
-    """``running`` updated in place by ``op`` (one op; a graph records the write)."""
-    apply_inplace(running, lambda r, s: apply(op, r, s), stats, name="batch_norm")
+    """``running`` updated in place by ``op`` (one op; a graph records the write; eagerly the op
+    writes the buffer's array itself)."""
+    into = running._data if state.tracer is None else None
+    apply_inplace(running, lambda r, s: apply(op, r, s, into=into), stats, name="batch_norm")
 
 
 def batch_norm(
