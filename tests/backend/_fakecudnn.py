@@ -30,7 +30,7 @@ fail_build = [False]
 
 def create_handle():
     log.append(("create_handle", None))
-    return object()
+    return types.SimpleNamespace(backend_handle=12345)
 
 
 def set_stream(handle=None, stream=None):
@@ -77,14 +77,41 @@ def _array(t: _Tensor, ptr: int) -> np.ndarray:
     return np.ndarray(t.dim, dtype, buf, strides=[s * dtype.itemsize for s in t.stride])
 
 
+class _Lowered:
+    """The backend graph under a frontend graph (1.32): its raw-pointer entry takes a
+    ``void*[]`` of the caller-filled operands in ascending uid order."""
+
+    def __init__(self, graph) -> None:
+        self.graph = graph
+
+    def _execute_with_raw_ptrs(self, address, n, workspace, handle, plan):
+        if not isinstance(address, int) or not isinstance(workspace, int) or handle != 12345:
+            raise TypeError("incompatible function arguments")
+        uids = self.graph._variant_pack_uids()
+        assert n == len(uids) and plan == -1, (n, uids, plan)
+        pointers = list((ctypes.c_void_p * n).from_address(address))
+        log.append(("direct", self.graph.op[0]))
+        self.graph.execute(pointers, workspace, tensor_uids=uids, _direct=True)
+
+
 class pygraph:  # noqa: N801 (the frontend's name)
+    selected_engine = None  # the cuDNN backend serves the plan (no Python engine)
+    _plans: list = []
+    _plan_index = 0
+
     def __init__(
         self, handle=None, io_data_type=None, intermediate_data_type=None, compute_data_type=None
     ) -> None:
         self.io, self.compute = io_data_type, compute_data_type
         self.op = None
         self.notes: list = []
+        self._lowered_graph = _Lowered(self)
         log.append(("graph", (io_data_type, compute_data_type)))
+
+    def _variant_pack_uids(self):
+        kind = self.op[0]
+        tensors = self.op[1] + self.op[2] if kind.startswith("sdpa") else self.op[1:4]
+        return sorted(t.uid for t in tensors)
 
     def tensor(self, name, dim, stride, data_type):
         return _Tensor(name, dim, stride, data_type)
@@ -144,7 +171,7 @@ class pygraph:  # noqa: N801 (the frontend's name)
     def get_workspace_size(self):
         return 64
 
-    def execute(self, pack, workspace, handle=None, tensor_uids=None):
+    def execute(self, pack, workspace, handle=None, tensor_uids=None, _direct=False):
         """The frontend's two forms: ``pack`` a dict keyed by tensors, or (with
         ``tensor_uids``) a list of buffers in the uids' order, every operand bound once."""
         kind = self.op[0]
@@ -159,7 +186,8 @@ class pygraph:  # noqa: N801 (the frontend's name)
             if set(tensor_uids) != set(by_uid):
                 raise ValueError(f"the variant pack is missing a buffer for {set(by_uid)}")
             pack = {by_uid[u]: p for u, p in zip(tensor_uids, pack)}
-            log.append(("ordered", kind))
+            if not _direct:
+                log.append(("ordered", kind))
         ta, tb = (torch.from_numpy(np.array(_array(t, pack[t]))) for t in (a, b))
         geo = dict(stride=stride, padding=padding, dilation=dilation)
         if kind == "fprop":

@@ -315,8 +315,24 @@ def test_cudnn_graphs_compute_the_three_convolutions(xp, fake_cudnn, xs, ws, str
     np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
     kinds = [d for e, d in fake_cudnn.log if e == "execute"]
     assert kinds == ["fprop", "dgrad", "wgrad"]
-    assert [d for e, d in fake_cudnn.log if e == "ordered"] == kinds  # buffers bound by uid
+    assert [d for e, d in fake_cudnn.log if e == "direct"] == kinds  # the backend's raw entry
     assert ("deselect", ("TENSOR_CORE",)) not in fake_cudnn.log  # TF32 allowed by default
+
+
+def test_cudnn_graphs_fall_back_to_the_frontends_execute(xp, fake_cudnn, monkeypatch):
+    """A frontend whose backend graph refuses the raw-pointer call (another version): its
+    ordered execute serves from then on, with the same results."""
+
+    def refuse(self, *args):
+        raise TypeError("incompatible function arguments")
+
+    monkeypatch.setattr(fake_cudnn._Lowered, "_execute_with_raw_ptrs", refuse)
+    p = ((1, 1), (1, 1), (1, 1), 1)
+    x, w, y, _ = _conv_arrays((2, 3, 5, 5), (4, 3, 3, 3), p)
+    for _ in range(2):
+        np.testing.assert_allclose(run(C.Conv2d(*p), xp, x, w), y, rtol=1e-4, atol=1e-4)
+    assert not kconv._direct[0]
+    assert [e for e, _ in fake_cudnn.log if e in ("direct", "ordered")] == ["ordered"] * 2
 
 
 def test_cudnn_graph_is_cached_and_channels_last_is_described(xp, fake_cudnn):
