@@ -160,6 +160,7 @@ class Optimizer:
                 hp = None
                 hps: dict = {}  # device -> the group's numbers there (eager rules)
                 checked = not (group.get("differentiable") or group.get("capturable"))
+                many = None  # a GPU override's form for many parameters, and their items
                 for p in group["params"]:
                     grad = p._grad
                     if grad is None:
@@ -184,13 +185,33 @@ class Optimizer:
                         cpu = type(arr) is np.ndarray
                         fn = kernels[0 if cpu else 1][type(self)]
                         xp = np if cpu else xp_of(arr)
-                        if fn is None or fn(self, xp, arr, g._data, state, group) is NotImplemented:
-                            numbers = hps.get(p.device)
-                            if numbers is None:
-                                numbers = hps[p.device] = _numbers(group, _scalar_on(p))
-                            self._rule(p, g, state, group, numbers)
+                        ga = g._data
+                        if not cpu and getattr(fn, "many", None) is not None:
+                            many = many or (fn, xp, [])  # updated together after the loop
+                            many[2].append((p, g, arr, ga, state))
+                        elif fn is None or fn(self, xp, arr, ga, state, group) is NotImplemented:
+                            self._rule(p, g, state, group, self._numbers_on(p, group, hps))
                     p._version[0] += 1
+                if many is not None:
+                    self._update_many(*many, group, hps)
         return loss
+
+    def _update_many(self, fn, xp, items: list, group: dict, hps: dict) -> None:
+        """The GPU override's form for many parameters (``fn.many``: one launch for up to 16
+        of them, ``ember.backend.kernels.optim_many``) on ``items``, ``(p, g, arr, grad,
+        state)``; the ones it leaves go one at a time, as in ``step``."""
+        for p, g, arr, grad, state in fn.many(self, xp, items, group):
+            with device_context(arr):
+                if fn(self, xp, arr, grad, state, group) is NotImplemented:
+                    self._rule(p, g, state, group, self._numbers_on(p, group, hps))
+
+    @staticmethod
+    def _numbers_on(p: Tensor, group: dict, hps: dict) -> dict:
+        """The group's numbers as 0-d tensors on ``p``'s device, made once per device a step."""
+        numbers = hps.get(p.device)
+        if numbers is None:
+            numbers = hps[p.device] = _numbers(group, _scalar_on(p))
+        return numbers
 
     def _rule(self, p: Tensor, g: Tensor, state: dict, group: dict, numbers=None) -> None:
         """The rule run eagerly on ``p`` (its step count already advanced): the group's numbers

@@ -45,6 +45,7 @@ _ARRAY_CTYPES = {  # element types of ElementwiseKernel arrays (ember's kernels 
 }
 _CTYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
 _CTYPE_OF = {
+    np.dtype(np.uint64): ctypes.c_ulonglong,
     np.dtype(np.int64): ctypes.c_longlong,
     np.dtype(np.int32): ctypes.c_int,
     np.dtype(np.float32): ctypes.c_float,

@@ -127,7 +127,7 @@ def test_fused_optimizers_match_cpu(make):
         oc.step()
         og.step()
     _close(wg, wc, rtol=1e-5, atol=1e-6)
-    assert any(k[0] == "optim" for k in kernels._cache)
+    assert any(k[0] in ("optim", "optim_many") for k in kernels._cache)  # one or many a launch
 
 
 def test_matmul_tf32_switch():

@@ -253,6 +253,12 @@ def sgd_update(opt, xp, p, g, state: dict, group: dict):
     return None
 
 
+from . import optim_many  # noqa: E402  (it reads the sources above)
+
+adam_update.many = optim_many.adam_many  # Optimizer.step: many parameters a launch
+sgd_update.many = optim_many.sgd_many
+
+
 @register("ember.optim.rmsprop.RMSprop", "cuda")
 def rmsprop_update(opt, xp, p, g, state: dict, group: dict):
     """``RMSprop.update`` in one kernel."""
