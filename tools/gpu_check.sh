@@ -8,7 +8,7 @@
 # ONLY='tests|train-cnn' (a regex of step names) runs just those steps.
 # A baseline in the same call: with an earlier tree's ember/ and benchmarks/ in .base/ (here, once:
 # `mkdir .base && git archive REV ember benchmarks | tar -x -C .base`, `.base/` in
-# .git/info/exclude, and `.base` in the call's carry), the eager A/B step and each benchmark step
+# .git/info/exclude, and `.base` in the call's carry), the eager A/B steps and each benchmark step
 # also run on it, alternating (step names ending in -base).
 set -u
 base=${OUT:-gpu-logs}
@@ -67,7 +67,8 @@ both() {  # both NAME SECONDS SCRIPT ARGS...: this tree's benchmark, then .base'
             python ".base/benchmarks/$script" "$@"
     fi
 }
-both eager-ab 120 gpu_transformer.py --steps 10 --repeats 3 --dtypes bfloat16
+both eager-ab 120 gpu_transformer.py --steps 10 --repeats 2 --dtypes bfloat16,amp_bfloat16
+both eager-resnet18 90 gpu_resnet18.py --steps 10 --repeats 2 --dtypes float32,amp_bfloat16
 both bench-resnet18 80 gpu_resnet18.py --steps 10 --repeats 2 --compiled \
     --dtypes float32,amp_bfloat16,tf32
 both bench-transformer 80 gpu_transformer.py --steps 5 --repeats 2 --compiled \
