@@ -1,12 +1,14 @@
 """Scaled dot-product attention as one op, its gradient as one.
 
-``F.scaled_dot_product_attention`` without a mask tensor or dropout (``is_causal`` allowed), and
-``nn.MultiheadAttention`` when no weights are asked for, run ``Attention``: ``softmax(q k^T *
-scale) v`` over the last two dimensions, with the upper triangle of the scores masked where
-``causal`` (PyTorch's top-left alignment). Written with ember's ops it is five ops forward and
-about ten backward, and the (..., L, S) scores, the step's largest arrays, go through memory
-several times each way. On a GPU the CUDA overrides run cuDNN's fused attention (flash
-attention: the scores never reach memory; ``ember.backend.kernels.attention``).
+``softmax(q k^T * scale) v`` over the last two dimensions, with the upper triangle of the
+scores masked where ``causal`` (PyTorch's top-left alignment). Written with ember's ops it is
+five ops forward and about ten backward, and the (..., L, S) scores, the step's largest arrays,
+go through memory several times each way. On a GPU the CUDA overrides run cuDNN's fused
+attention (flash attention: the scores never reach memory; ``ember.backend.kernels.attention``),
+so ``F.scaled_dot_product_attention`` without a mask tensor or dropout (``is_causal`` allowed)
+and ``nn.MultiheadAttention`` without weights take this op for 16-bit inputs on a GPU
+(``nn.functional``'s ``one_op``). Elsewhere they keep the formula in ember ops: this op's
+backward recomputes the probabilities, which the CPU pays for.
 
 - ``Attention(scale, causal)``: ``(q, k, v)`` of shapes (..., L, E), (..., S, E), (..., S, Ev)
   with the same leading dimensions -> (..., L, Ev). Its body computes in float32 for 16-bit

@@ -212,6 +212,9 @@ CASES = {
     "norm(1, dim=0)": lambda T: _r(T, 4, 3).norm(1, dim=0),
     "norm(inf)": lambda T: _r(T, 4, 3).norm(float("inf")),
     "norm(3, keepdim)": lambda T: T.norm(_r(T, 4, 3), 3, dim=1, keepdim=True),
+    "F.scaled_dot_product_attention 3-D": lambda T: F(T).scaled_dot_product_attention(
+        _r(T, 2, 4, 3), _r(T, 2, 4, 3), _r(T, 2, 4, 3)
+    ),
     "view": lambda T: _r(T, 4, 3).view(12),
     "reshape": lambda T: _r(T, 4, 3).reshape(12),
     "flatten": lambda T: _r(T, 2, 4, 3).flatten(1),
@@ -284,13 +287,8 @@ KNOWN_DIFFERENCES = {
     "F.cross_entropy probabilities": ("DivBackward1", "DivBackward0", "scalar-divisor overload"),
     "F.scaled_dot_product_attention 4-D": (
         "ScaledDotProductFlashAttentionForCpuBackward0",
-        "ScaledDotProductAttentionBackward0",
-        "one Attention op, named for none of torch's kernels (flash, cuDNN, math)",
-    ),
-    "F.scaled_dot_product_attention 3-D": (
         "UnsafeViewBackward0",
-        "ScaledDotProductAttentionBackward0",
-        "torch views 3-D inputs as 4-D around its fused kernel",
+        "torch's fused CPU kernel",
     ),
 }
 
@@ -312,9 +310,6 @@ KNOWN_CASES = {
     ),
     "F.scaled_dot_product_attention 4-D": lambda T: F(T).scaled_dot_product_attention(
         _r(T, 2, 2, 4, 3), _r(T, 2, 2, 4, 3), _r(T, 2, 2, 4, 3)
-    ),
-    "F.scaled_dot_product_attention 3-D": lambda T: F(T).scaled_dot_product_attention(
-        _r(T, 2, 4, 3), _r(T, 2, 4, 3), _r(T, 2, 4, 3)
     ),
 }
 

@@ -1,7 +1,7 @@
 """Scaled dot-product attention as one op (``ember.ops.attention``): values and the three
 gradients against PyTorch's ``scaled_dot_product_attention`` (shapes, causal, float32/64, CPU
-and the strict fake GPU), second derivatives, eager == compiled, which calls take the op, and
-the errors."""
+and the strict fake GPU), second derivatives, eager == compiled (a CUDA graph on the fake),
+which calls take the op (16-bit on a GPU), and the errors."""
 
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ def _data(shapes, dtype, seed=0):
     return [rng.standard_normal(s).astype(dtype) for s in shapes]
 
 
+def _attend(q, k, v, is_causal=False, scale=None):
+    """The op itself, on any device and dtype (``F.scaled_dot_product_attention`` takes it for
+    16-bit inputs on a GPU only)."""
+    s = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    return ember.ops.base.apply(A.Attention(s, is_causal), q, k, v)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -53,7 +60,7 @@ def test_matches_torch(name, causal, dtype, device, counted):
     t_out = torch.nn.functional.scaled_dot_product_attention(
         tq, tk, tv, is_causal=causal, scale=scale
     )
-    e_out = F.scaled_dot_product_attention(eq, ek, ev, is_causal=causal, scale=scale)
+    e_out = _attend(eq, ek, ev, is_causal=causal, scale=scale)
     g = np.random.default_rng(1).standard_normal(t_out.shape).astype(dtype)
     t_out.backward(torch.tensor(g))
     e_out.backward(ember.tensor(g, device=device))
@@ -74,7 +81,7 @@ def test_second_derivatives_match_torch(causal, counted):
         t_out = sdpa(tq, tk, tv, is_causal=causal)
     t_grads = torch.autograd.grad((t_out**2).sum(), (tq, tk, tv), create_graph=True)
     e_grads = ember.autograd.grad(
-        (F.scaled_dot_product_attention(eq, ek, ev, is_causal=causal) ** 2).sum(),
+        (_attend(eq, ek, ev, is_causal=causal) ** 2).sum(),
         (eq, ek, ev),
         create_graph=True,
     )
@@ -104,7 +111,7 @@ def test_compiled_equals_eager(device):
     x = ember.tensor(x_data, device=device)
 
     def step(x):
-        out = F.scaled_dot_product_attention(x @ ws[0], x @ ws[1], x @ ws[2], is_causal=True)
+        out = _attend(x @ ws[0], x @ ws[1], x @ ws[2], is_causal=True)
         (out * out).sum().backward()
         return out
 
@@ -121,32 +128,43 @@ def test_compiled_equals_eager(device):
             np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-5)
 
 
-def test_masks_and_dropout_keep_the_formula(counted):
-    q, k, v = (ember.tensor(a) for a in _data(SHAPES["3-D"], "float32"))
-    F.scaled_dot_product_attention(q, k, v, attn_mask=ember.ones(5, 5, dtype=ember.bool))
-    F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
-    F.scaled_dot_product_attention(q[:1], k, v)  # broadcast leading dimensions
-    assert counted["Attention"] == 0
-    F.scaled_dot_product_attention(q, k, v)
-    assert counted["Attention"] == 1
+def test_which_calls_take_the_op(fake_cuda, counted):
+    def run(device, dtype="bfloat16", mask=None, dropout=0.0, q_rows=None):
+        q, k, v = (ember.tensor(a, device=device).to(getattr(ember, dtype))
+                   for a in _data(SHAPES["3-D"], "float32"))  # fmt: skip
+        q = q if q_rows is None else q[:q_rows]
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        took, counted["Attention"] = counted["Attention"], 0
+        return took
+
+    assert run("cuda") == 1  # 16-bit on a GPU: cuDNN's fused attention
+    assert run("cuda", "float16") == 1
+    assert run("cuda", "float32") == 0  # cuDNN has none: the formula
+    assert run("cpu") == 0  # the CPU: the formula (no recomputed probabilities)
+    assert run("cuda", mask=ember.ones(5, 5, dtype=ember.bool, device="cuda")) == 0
+    assert run("cuda", dropout=0.5) == 0
+    assert run("cuda", q_rows=1) == 0  # broadcast leading dimensions
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("causal", [False, True])
-def test_multihead_attention_without_weights_takes_the_op(causal, device, counted):
+def test_multihead_attention_without_weights(causal, dtype, device, counted):
     torch.manual_seed(0)
     tm = torch.nn.MultiheadAttention(16, 4, batch_first=True)
     em = ember.nn.MultiheadAttention(16, 4, batch_first=True)
     em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
-    em = em.to(device)
+    em = em.to(device).to(getattr(ember, dtype))
     x = np.random.default_rng(2).standard_normal((2, 6, 16)).astype(np.float32)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(6) if causal else None
     t_out, _ = tm(*[torch.tensor(x)] * 3, need_weights=False, attn_mask=mask, is_causal=causal)
-    ex = ember.tensor(x, device=device)
+    ex = ember.tensor(x, device=device).to(getattr(ember, dtype))
     e_mask = ember.tensor(mask.numpy(), device=device) if causal else None
     e_out, w = em(ex, ex, ex, need_weights=False, attn_mask=e_mask, is_causal=causal)
     assert w is None
-    np.testing.assert_allclose(e_out.detach().cpu().numpy(), t_out.detach().numpy(), 1e-5, 1e-5)
-    assert counted["Attention"] == 1
+    tol = 1e-5 if dtype == "float32" else 5e-2
+    np.testing.assert_allclose(e_out.detach().float().cpu().numpy(), t_out.detach().numpy(),
+                               tol, tol)  # fmt: skip
+    assert counted["Attention"] == (device == "cuda" and dtype == "bfloat16")
 
 
 def test_mismatched_shapes_name_the_op():

@@ -30,6 +30,7 @@ from ...functions.shape import cat
 from ...ops.attention import Attention
 from ...ops.base import apply
 from .. import init
+from .._functional.attention import one_op
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
 from ..module import Module
@@ -328,8 +329,8 @@ def multi_head_attention_forward(
         dropout_p = 0.0
 
     # -- attention ---------------------------------------------------------------------------
-    if attn_mask is None and dropout_p == 0.0 and not need_weights:  # one op (cuDNN's on a GPU)
-        scale = 1.0 / math.sqrt(head_dim)
+    if attn_mask is None and dropout_p == 0.0 and not need_weights and one_op(q, k, v):
+        scale = 1.0 / math.sqrt(head_dim)  # one op: cuDNN's flash attention
         out = apply(Attention(scale, is_causal), q, k, v)  # (N, H, L, head_dim)
         return _out_proj(out, out_proj_weight, out_proj_bias, is_batched), None
     from .._functional.activation import softmax
