@@ -46,6 +46,8 @@ if [[ -z "${ONLY:-}" || "train-resnet18" =~ ^($ONLY)$ || "train-resnet18-compile
 fi
 
 step tests 150 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider
+step tests-quick 60 python -m pytest -q -m gpu -n 12 -rfE -p no:cacheprovider tests/ops/test_attention.py \
+    tests/backend/test_gpu.py tests/optim
 step train-cnn 40 python -m ember train --device cuda --epochs 15 -q --out "$out/run-cnn"
 step train-cnn-compiled 40 python -m ember train --device cuda --epochs 15 --compile -q \
     --out "$out/run-cnn-compiled"
