@@ -92,8 +92,13 @@ def fake_cuda(monkeypatch, request):
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setitem(sys.modules, "cupyx", fake.cupyx)
     fake.strict_numpy(monkeypatch)
+
     # cuBLAS called through ctypes while a step is captured (CuPy refuses its own calls then)
-    monkeypatch.setattr(_cublas, "matmul", lambda cp, a, b, out=None: cublas_matmul(a, b, out=out))
+    def matmul(cp, a, b, out=None):  # ember's own checks of the operands, then the product
+        _cublas.check_operands(a, b)
+        return cublas_matmul(a, b, out=out)
+
+    monkeypatch.setattr(_cublas, "matmul", matmul)
     ember.manual_seed(0)
     try:
         yield fake

@@ -455,6 +455,7 @@ def _masked_step(optimizer, found: Tensor, args, kwargs):
                     with tracing(None):
                         optimizer.state[p] = optimizer.init_state(p, group)
                 entries = optimizer.state[p]
+                optimizer.state_to_device(p, entries)  # where the traced step keeps them
                 saved.append((p, p.clone()))
                 for v in entries.values():
                     if isinstance(v, Tensor):

@@ -55,6 +55,15 @@ def _shapes(name: str, q, k, v) -> None:
         )
 
 
+class _Params:
+    """The fields of both ops; ``scale`` kept a Python float (a NumPy float64 would promote a
+    float32 ``q * scale`` to float64, which a captured step's cuBLAS call refuses)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", float(self.scale))
+        object.__setattr__(self, "causal", bool(self.causal))
+
+
 class _Arrays:
     """What ``_probs`` and ``_grads`` need beyond operators, on arrays (the ops' bodies)."""
 
@@ -123,7 +132,7 @@ def _wide(*arrays):
 
 
 @dataclass(frozen=True)
-class Attention(Op):
+class Attention(_Params, Op):
     """``softmax(q k^T * scale [+ causal mask]) v`` over the last two dimensions."""
 
     scale: float = 1.0
@@ -149,7 +158,7 @@ class Attention(Op):
 
 
 @dataclass(frozen=True)
-class AttentionGrad(Op):
+class AttentionGrad(_Params, Op):
     """``Attention``'s gradient: (g, out, q, k, v) -> [dq, dk, dv] flat, one after another."""
 
     scale: float = 1.0

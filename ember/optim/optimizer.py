@@ -223,14 +223,28 @@ class Optimizer:
             hp = dict(hp, step=_scalar(p, float(count._data)))
         self.update(p, g, state, group, hp)
 
-    def _traced(self, tracer, p, grad, state, group, hp) -> None:
-        """The rule recorded by ``ember.compile``: state tensors (the step count too) live on
-        ``p``'s device, and an entry the rule adds is a concrete tensor the graph writes into."""
+    @staticmethod
+    def state_to_device(p: Tensor, state: dict) -> None:
+        """Move ``p``'s state tensors (the step count too, kept on the CPU eagerly) to ``p``'s
+        device, in place (the same tensors): what a traced step reads and writes. Before the
+        trace first reads them (``GradScaler``'s masked step saves them first).
+
+        >>> import ember
+        >>> w = ember.nn.Parameter(ember.ones(2))
+        >>> st = {"step": ember.tensor(3.0)}
+        >>> ember.optim.Optimizer.state_to_device(w, st); st["step"].device
+        device(type='cpu')
+        """
         dev = p.device
         with tracing(None):
             for v in state.values():
                 if isinstance(v, Tensor) and v.device != dev:
                     v._data = _backend.to_device(v._data, dev)  # the same tensor, moved
+
+    def _traced(self, tracer, p, grad, state, group, hp) -> None:
+        """The rule recorded by ``ember.compile``: state tensors (the step count too) live on
+        ``p``'s device, and an entry the rule adds is a concrete tensor the graph writes into."""
+        self.state_to_device(p, state)
         before = dict(state)
         count = state.get("step")
         if count is not None:

@@ -164,6 +164,8 @@ class TrainerSteps:
                 setattr(self, attr, eager)
                 if self.optimizer is not None:
                     self.optimizer.zero_grad()
+                if self.scaler is not None:  # the failed trace's unscale_ records: forgotten
+                    self.scaler._per_optimizer_states.clear()
                 return eager(x, y)
             traced[0] = True
             return result

@@ -412,6 +412,27 @@ class _NeedsValues(nn.Module):
         return self.lin(x) * (1.0 if x.sum().item() > -1e9 else 2.0)
 
 
+class _StepReadsValues(ember.optim.SGD):
+    """Reads a gradient's value in step: the trace fails after GradScaler's unscale_."""
+
+    def step(self, closure=None):
+        if float(self.param_groups[0]["params"][0].grad.sum()) > 1e30:
+            return None
+        return super().step(closure)
+
+
+def test_a_failed_compile_with_a_grad_scaler_runs_eagerly():
+    """The failed trace's unscale_ records are dropped: the eager step starts clean."""
+    ember.manual_seed(0)
+    model = nn.Linear(2, 2)
+    train = DataLoader(blobs(64, 0), batch_size=16, shuffle=True)
+    opt = _StepReadsValues(model.parameters(), lr=0.1)
+    tr = Trainer(model, opt, train, None, compile=True, amp="float16", verbose=0)
+    with pytest.warns(RuntimeWarning, match="could not compile the training step"):
+        hist = tr.fit(2)
+    assert hist["train_loss"][1] < hist["train_loss"][0]
+
+
 def test_compile_falls_back_to_eager_with_a_warning():
     tr = _trainer(_NeedsValues(), compile=True)
     with pytest.warns(RuntimeWarning, match="could not compile the (training|evaluation) step"):

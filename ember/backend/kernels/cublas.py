@@ -36,7 +36,15 @@ import numpy as np
 
 from . import row_copy
 
-__all__ = ["CaptureUnsupported", "GemmPlan", "batch_stride", "c_order", "gemm_plan", "matmul"]
+__all__ = [
+    "CaptureUnsupported",
+    "GemmPlan",
+    "batch_stride",
+    "c_order",
+    "check_operands",
+    "gemm_plan",
+    "matmul",
+]
 
 _OP_N, _OP_T = 0, 1
 # cuBLAS data types, keyed by dtype objects (a dict lookup; ``dtype.name`` costs about 5 us)
@@ -148,12 +156,24 @@ def _check(status: int, what: str) -> None:
         raise CaptureUnsupported(f"{what} failed during capture (cuBLAS status {status})")
 
 
+def check_operands(a, b) -> None:
+    """Raise ``CaptureUnsupported`` unless cuBLAS takes ``a @ b`` as given: one dtype it has a
+    type for (no promotion here, as CuPy's matmul would make).
+
+    >>> check_operands(np.ones(2, np.float32), np.ones(2, np.float64))
+    Traceback (most recent call last):
+    ...
+    ember.backend.kernels.cublas.CaptureUnsupported: matmul of float32 and float64 during capture
+    """
+    if b.dtype != a.dtype or a.dtype not in _CUDA_R:
+        raise CaptureUnsupported(f"matmul of {a.dtype} and {b.dtype} during capture")
+
+
 def matmul(cp, a, b, out=None):
     """``cupy.matmul(a, b, out=out)`` through cuBLAS called directly (see the module
     docstring); NumPy's matmul semantics: 1-D operands, broadcast batch dimensions."""
+    check_operands(a, b)
     dt = a.dtype
-    if b.dtype != dt or dt not in _CUDA_R:
-        raise CaptureUnsupported(f"matmul of {a.dtype} and {b.dtype} during capture")
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     a2 = a.reshape(1, -1) if a_vec else a
     b2 = b.reshape(-1, 1) if b_vec else b
