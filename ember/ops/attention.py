@@ -37,9 +37,13 @@ import numpy as np
 from .._config import state
 from .._errors import AutogradError, ShapeError
 from ..backend.overrides import register
+from ..dtypes import widen_half
 from .base import Op, Spec, apply
 from .elementwise import const_like
 from .indexing import cut
+from .softmax import Softmax
+
+_SOFTMAX = Softmax(-1)
 
 
 def _shapes(name: str, q, k, v) -> None:
@@ -100,9 +104,7 @@ class _Tensors:
         return a @ b
 
     def softmax(self, s):
-        from .softmax import Softmax
-
-        return apply(Softmax(-1), s)
+        return apply(_SOFTMAX, s)
 
     def row_sum(self, x):
         return x.sum(-1, keepdim=True)
@@ -127,10 +129,6 @@ def _grads(kit, g, out, q, k, v, scale: float, causal: bool) -> tuple:
     return kit.mm(ds, k) * scale, kit.mm(kit.t(ds), q) * scale, dv
 
 
-def _wide(*arrays):
-    return [a.astype(np.float32) if a.dtype.itemsize == 2 else a for a in arrays]
-
-
 @dataclass(frozen=True)
 class Attention(_Params, Op):
     """``softmax(q k^T * scale [+ causal mask]) v`` over the last two dimensions."""
@@ -142,7 +140,7 @@ class Attention(_Params, Op):
     node_name = "ScaledDotProductAttentionBackward0"
 
     def forward(self, xp, q, k, v):
-        qw, kw, vw = _wide(q, k, v)
+        qw, kw, vw = map(widen_half, (q, k, v))
         kit = _Arrays(xp)
         return kit.mm(_probs(kit, qw, kw, self.scale, self.causal), vw).astype(q.dtype)
 
@@ -165,7 +163,7 @@ class AttentionGrad(_Params, Op):
     causal: bool = False
 
     def forward(self, xp, g, out, q, k, v):
-        gw, ow, qw, kw, vw = _wide(g, out, q, k, v)
+        gw, ow, qw, kw, vw = map(widen_half, (g, out, q, k, v))
         grads = _grads(_Arrays(xp), gw, ow, qw, kw, vw, self.scale, self.causal)
         return xp.concatenate([a.reshape(-1) for a in grads]).astype(q.dtype, copy=False)
 

@@ -172,21 +172,22 @@ _ordered = [True]  # the frontend takes ``tensor_uids`` (ordered buffers); False
 _direct = [True]  # the backend graph's raw-pointer call works; False once it failed
 
 
-def _direct_call(graph):
-    """``(call, slots, plan)`` to run a built graph through its backend graph's raw-pointer entry
+def _direct_call(graph, uids):
+    """``(call, order, plan)`` to run a built graph through its backend graph's raw-pointer entry
     (what the frontend's own ``execute`` ends in: one C++ call on an array of device pointers
-    in ascending uid order), read once from the frontend graph; None where its selected plan is
-    not the cuDNN backend's (a Python engine) or the frontend has no such entry."""
+    in ascending uid order; ``order``: the positions in ``uids`` of those operands), read once
+    from the frontend graph; None where its selected plan is not the cuDNN backend's (a Python
+    engine) or the frontend has no such entry."""
     found = getattr(graph, "_ember_direct", False)
     if found is False:
         found = None
         try:
             if graph.selected_engine is None:
-                slots = tuple(graph._variant_pack_uids())
+                order = tuple(uids.index(u) for u in graph._variant_pack_uids())
                 plans = graph._plans
                 cfg = graph._materialize_backend_plan(graph._plan_index) if plans else None
                 plan = -1 if cfg is None or cfg.cpp_index is None else int(cfg.cpp_index)
-                found = (graph._lowered_graph._execute_with_raw_ptrs, slots, plan)
+                found = (graph._lowered_graph._execute_with_raw_ptrs, order, plan)
         except Exception:  # another frontend version: its public execute serves
             found = None
         try:
@@ -206,16 +207,16 @@ def execute(graph, tensors, uids, pointers, workspace: int, handle) -> None:
     listed with their uids), else its dictionary form. ``uids`` are the tensors' own, read once
     when the graph was built."""
     if _direct[0]:
-        found = _direct_call(graph)
+        found = _direct_call(graph, uids)
         if found is not None:
-            call, slots, plan = found
-            by_uid = dict(zip(uids, pointers))
+            call, order, plan = found
             try:
-                array = (ctypes.c_void_p * len(slots))(*[by_uid[u] for u in slots])
-                h = handle.backend_handle or 0
-                call(ctypes.addressof(array), len(slots), workspace, h, plan)
+                array = (ctypes.c_void_p * len(order))(*[pointers[i] for i in order])
+                call(
+                    ctypes.addressof(array), len(order), workspace, handle.backend_handle or 0, plan
+                )
                 return
-            except (KeyError, TypeError, AttributeError, ValueError):
+            except (TypeError, AttributeError, ValueError):
                 _direct[0] = False  # checked before any launch: nothing ran
     if _ordered[0]:
         try:
