@@ -257,3 +257,18 @@ def test_train_picks_the_faster_path_and_says_which(
     assert code == 0, err
     assert (", compiled" if compiled else ", eager") in err.splitlines()[0]
     assert json.loads((tmp_path / "r" / "config.json").read_text())["compile"] is compiled
+
+
+@pytest.mark.parametrize("amp", ["float16", "bfloat16"])
+def test_train_with_amp_on_a_gpu_compiles_its_step(request, capsys, tmp_path, amp):
+    """The main job's mixed precision on a GPU, compiled (the default there): float16's
+    GradScaler step traces too (it failed on an H100 and ran eagerly, then crashed)."""
+    if not ember.cuda.is_available():
+        request.getfixturevalue("fake_cuda")  # the strict fake CuPy stands in for a GPU
+    code, out, err = _run(
+        capsys, "train", "--epochs", "1", "--device", "cuda", "--amp", amp,
+        "--out", str(tmp_path / "r"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert ", compiled" in err.splitlines()[0] and "could not compile" not in err
+    assert float(re.search(r"test accuracy ([\d.]+)%", out).group(1)) > 50
