@@ -23,13 +23,10 @@ NotImplemented
 
 from __future__ import annotations
 
-import warnings
-
 from ... import _caches
 from .. import cudnn as _flags
 from . import conv, fused
 
-_UNSUPPORTED = object()
 _graphs: dict = {}
 _warned: set = set()
 
@@ -53,41 +50,12 @@ def _layout(a) -> tuple:
     return [1, *a.shape], [strides[0] * a.shape[0], *strides]
 
 
-def _like(xp, a, last: int, dtype=None):
+def _like(xp, a, last: int):
     """An empty array of ``a``'s shape (last dimension ``last``) in ``a``'s memory order."""
     shape = (*a.shape[:-1], last)
     order = sorted(range(a.ndim - 1), key=lambda d: -a.strides[d]) + [a.ndim - 1]
-    mem = xp.empty(tuple(shape[d] for d in order), dtype=dtype or a.dtype)
+    mem = xp.empty(tuple(shape[d] for d in order), dtype=a.dtype)
     return mem.transpose([order.index(d) for d in range(a.ndim)])
-
-
-def _plan(mod, xp, key, build):
-    """The built graph for ``key``, or None where cuDNN refused it (warned once per kind)."""
-    entry = _graphs.get(key)
-    if entry is None:
-        try:
-            entry = build()
-        except Exception as e:  # no engine for this case: the op's body takes it from now on
-            entry = _UNSUPPORTED
-            if key[0] not in _warned:
-                _warned.add(key[0])
-                warnings.warn(
-                    f"ember: cuDNN has no attention {key[0]} plan for {key[3]}: "
-                    f"{type(e).__name__}: {e}; using the op's body for it (warned once per kind)",
-                    RuntimeWarning,
-                    stacklevel=5,
-                )
-        _graphs[key] = entry
-    return None if entry is _UNSUPPORTED else entry
-
-
-def _finish(mod, g, tensors):
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([mod.heur_mode.A, mod.heur_mode.FALLBACK])
-    g.check_support()
-    g.build_plans()
-    return g, tensors, tuple(t.get_uid() for t in tensors), int(g.get_workspace_size())
 
 
 def _graph(mod, xp, dev: int, io):
@@ -129,7 +97,7 @@ def _build_forward(mod, xp, dev, io, q, k, v, o, stats, scale, causal):
         ts.set_output(True).set_dim(dims).set_stride(strides)
         ts.set_data_type(mod.data_type.FLOAT)
         tensors.append(ts)
-    return _finish(mod, g, tensors)
+    return conv.finish(mod, g, tensors)
 
 
 def _build_backward(mod, xp, dev, io, arrays, grads, scale, causal):
@@ -149,7 +117,7 @@ def _build_backward(mod, xp, dev, io, arrays, grads, scale, causal):
     for t, a in zip(outs, grads):
         dims, strides = _layout(a)
         t.set_output(True).set_dim(dims).set_stride(strides).set_data_type(io)
-    return _finish(mod, g, [tq, tk, tv, to, tdo, ts, *outs])
+    return conv.finish(mod, g, [tq, tk, tv, to, tdo, ts, *outs])
 
 
 def _ready(xp, *arrays):
@@ -164,17 +132,11 @@ def _ready(xp, *arrays):
     return mod
 
 
-def _key(kind, dev, arrays, scale, causal):
-    described = tuple((a.shape, a.strides) for a in arrays)
-    return (kind, dev, arrays[0].dtype, tuple(a.shape for a in arrays), described, scale, causal)
-
-
-def _run(mod, xp, entry, dev, arrays):
-    graph, tensors, uids, ws_size = entry
-    ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
-    h = conv.handle(mod, xp, dev)
-    mod.set_stream(handle=h, stream=xp.cuda.get_current_stream().ptr)
-    conv.execute(graph, tensors, uids, [conv.ptr(a) for a in arrays], conv.ptr(ws), h)
+def _plan(kind: str, dev: int, arrays, scale: float, causal: bool, build):
+    """The built graph of ``kind`` for these operands' layouts, or None (``conv.cached_plan``)."""
+    key = (kind, dev, arrays[0].dtype, tuple((a.shape, a.strides) for a in arrays), scale, causal)
+    refused = f"attention {kind} plan for {tuple(a.shape for a in arrays)}"
+    return conv.cached_plan(_graphs, _warned, key, build, refused, "the op's body", depth=1)
 
 
 def _forward(mod, xp, q, k, v, scale: float, causal: bool, with_stats: bool):
@@ -183,13 +145,18 @@ def _forward(mod, xp, q, k, v, scale: float, causal: bool, with_stats: bool):
     io = conv.io_type(mod, q.dtype)
     o = _like(xp, q, v.shape[-1])
     stats = xp.empty((*q.shape[:-1], 1), dtype=xp.float32) if with_stats else None
-    key = _key("forward" if not with_stats else "forward+stats", dev, (q, k, v), scale, causal)
+    kind = "forward" if not with_stats else "forward+stats"
     entry = _plan(
-        mod, xp, key, lambda: _build_forward(mod, xp, dev, io, q, k, v, o, stats, scale, causal)
+        kind,
+        dev,
+        (q, k, v),
+        scale,
+        causal,
+        lambda: _build_forward(mod, xp, dev, io, q, k, v, o, stats, scale, causal),
     )
     if entry is None:
         return None
-    _run(mod, xp, entry, dev, (q, k, v, o) if stats is None else (q, k, v, o, stats))
+    conv.run(mod, xp, entry, dev, (q, k, v, o) if stats is None else (q, k, v, o, stats))
     return o, stats
 
 
@@ -221,16 +188,17 @@ def backward(xp, g, out, q, k, v, scale: float, causal: bool):
     arrays = (q, k, v, o, g, stats)
     dev = conv.device_id(q)
     io = conv.io_type(mod, q.dtype)
-    key = _key("backward", dev, arrays, scale, causal)
     entry = _plan(
-        mod,
-        xp,
-        key,
+        "backward",
+        dev,
+        arrays,
+        scale,
+        causal,
         lambda: _build_backward(mod, xp, dev, io, arrays, grads, scale, causal),
     )
     if entry is None:
         return NotImplemented
-    _run(mod, xp, entry, dev, (*arrays, *grads))
+    conv.run(mod, xp, entry, dev, (*arrays, *grads))
     return packed
 
 

@@ -111,20 +111,60 @@ def _build(mod, xp, kind, a, b, out_shape, params, tf32: bool, deterministic: bo
         out = g.conv_wgrad(image=ta, loss=tb, **geometry)
     out.set_output(True).set_dim(list(out_shape)).set_stride(contiguous_strides(out_shape))
     out.set_data_type(io)
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([mod.heur_mode.A, mod.heur_mode.FALLBACK])
     notes = []
     if not tf32 and a.dtype == np.float32:
         notes.append(mod.numerical_note.TENSOR_CORE)
     if deterministic:
         notes.append(mod.numerical_note.NONDETERMINISTIC)
+    return finish(mod, g, (ta, tb, out), notes)
+
+
+def finish(mod, g, tensors, notes=()) -> tuple:
+    """Validate and build graph ``g`` (heuristics A, then the fallback list; plans with the
+    numerical ``notes`` removed): the cache entry ``(graph, tensors, their uids, workspace
+    size)`` that ``run`` takes. ``tensors``: every buffer the graph reads or writes."""
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([mod.heur_mode.A, mod.heur_mode.FALLBACK])
     if notes:
-        g.deselect_numeric_notes(notes)
+        g.deselect_numeric_notes(list(notes))
     g.check_support()
     g.build_plans()
-    tensors = (ta, tb, out)
+    tensors = tuple(tensors)
     return g, tensors, tuple(t.get_uid() for t in tensors), int(g.get_workspace_size())
+
+
+def cached_plan(graphs: dict, warned: set, key, build, refused: str, instead: str, depth=0):
+    """``graphs[key]``, built by ``build()`` on first use, or None where cuDNN has no plan: the
+    refusal is remembered (not retried) and warned about once per ``key[0]`` (the kind): "cuDNN
+    has no ``refused``", and what runs ``instead``; ``depth``: the caller's calls above this
+    one's, for the warning's stack level."""
+    entry = graphs.get(key)
+    if entry is None:
+        try:
+            entry = build()
+        except Exception as e:  # no engine for this case: the op's other path from now on
+            entry = _UNSUPPORTED
+            if key[0] not in warned:
+                warned.add(key[0])
+                warnings.warn(
+                    f"ember: cuDNN has no {refused}: {type(e).__name__}: {e}; using "
+                    f"{instead} for it (warned once per kind)",
+                    RuntimeWarning,
+                    stacklevel=5 + depth,
+                )
+        graphs[key] = entry
+    return None if entry is _UNSUPPORTED else entry
+
+
+def run(mod, xp, entry, dev: int, arrays) -> None:
+    """Run a built graph (``finish``'s entry) on GPU ``dev`` with ``arrays``, in the order of its
+    tensors, on CuPy's current stream, with a workspace from CuPy's pool."""
+    graph, tensors, uids, ws_size = entry
+    ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
+    h = handle(mod, xp, dev)
+    mod.set_stream(handle=h, stream=xp.cuda.get_current_stream().ptr)
+    execute(graph, tensors, uids, [ptr(a) for a in arrays], ptr(ws), h)
 
 
 def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
@@ -141,30 +181,18 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
     deterministic = bool(_flags.deterministic)
     key = (kind, dev, a.dtype, a.shape, a.strides, b.shape, b.strides)
     key += (out_shape, params, tf32, deterministic)
-    entry = _graphs.get(key)
+    entry = cached_plan(
+        _graphs,
+        _warned,
+        key,
+        lambda: _build(mod, xp, kind, a, b, out_shape, params, tf32, deterministic, dev),
+        f"plan for conv {kind} of {tuple(a.shape)} and {tuple(b.shape)} ({a.dtype})",
+        "im2col + cuBLAS",
+    )
     if entry is None:
-        try:
-            entry = _build(mod, xp, kind, a, b, out_shape, params, tf32, deterministic, dev)
-        except Exception as e:  # no engine for this case: im2col takes it from now on
-            entry = _UNSUPPORTED
-            if kind not in _warned:
-                _warned.add(kind)
-                warnings.warn(
-                    f"ember: cuDNN has no plan for conv {kind} of {tuple(a.shape)} and "
-                    f"{tuple(b.shape)} ({a.dtype}): {type(e).__name__}: {e}; using im2col + "
-                    "cuBLAS for it (warned once per kind)",
-                    RuntimeWarning,
-                    stacklevel=4,
-                )
-        _graphs[key] = entry
-    if entry is _UNSUPPORTED:
         return NotImplemented
-    graph, tensors, uids, ws_size = entry
     out = xp.empty(out_shape, dtype=a.dtype)
-    ws = xp.empty((max(ws_size, 1),), dtype=xp.uint8)
-    h = handle(mod, xp, dev)
-    mod.set_stream(handle=h, stream=xp.cuda.get_current_stream().ptr)
-    execute(graph, tensors, uids, (ptr(a), ptr(b), ptr(out)), ptr(ws), h)
+    run(mod, xp, entry, dev, (a, b, out))
     return out
 
 

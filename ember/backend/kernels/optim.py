@@ -139,15 +139,12 @@ def _kernel(xp, name: str, variant: tuple, source, dtype):
 # -- updates on arrays (what ember.optim's ``update`` calls on the GPU) ---------------------
 
 
-def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
-    """One Adam / AdamW step of ``p`` (in place), as ``ember.optim.Adam.update``."""
+def adam_scalars(group: dict, t: float, dtype) -> list:
+    """Adam's scalar kernel arguments after ``g`` (``adam_source``'s order) for step ``t``, in
+    the accumulation type of ``dtype``: one parameter's kernel and ``optim_many``'s take them."""
     lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-    t = float(state["step"]._data)  # the optimizer loop has advanced it
-    amsgrad = bool(group["amsgrad"])
-    k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source, p.dtype)
-    a = acc_dtype(p.dtype).type
-    args = [
-        g,
+    a = acc_dtype(dtype).type
+    return [
         a(b1),
         a(1.0 - b1),
         a(b2),
@@ -157,10 +154,26 @@ def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
         a(lr / (1.0 - power(b1, t))),
         a(math.sqrt(1.0 - power(b2, t))),
         a(eps),
-        p,
-        state["exp_avg"]._data,
-        state["exp_avg_sq"]._data,
     ]
+
+
+def sgd_scalars(group: dict, dtype) -> list:
+    """SGD's scalar kernel arguments after ``g`` (``sgd_source``'s order), plain or with
+    momentum as the group says."""
+    a = acc_dtype(dtype).type
+    wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
+    if not momentum:
+        return [a(wd), a(lr)]
+    return [a(wd), a(momentum), a(1.0 - group["dampening"]), a(lr)]
+
+
+def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
+    """One Adam / AdamW step of ``p`` (in place), as ``ember.optim.Adam.update``."""
+    t = float(state["step"]._data)  # the optimizer loop has advanced it
+    amsgrad = bool(group["amsgrad"])
+    k = _kernel(xp, "adam", (amsgrad, decoupled), adam_source, p.dtype)
+    args = [g, *adam_scalars(group, t, p.dtype), p]
+    args += [state["exp_avg"]._data, state["exp_avg_sq"]._data]
     if amsgrad:
         args.append(state["max_exp_avg_sq"]._data)
     k(*args)
@@ -169,19 +182,15 @@ def adam(xp, p, g, state: dict, group: dict, decoupled: bool) -> None:
 def sgd(xp, p, g, state: dict, group: dict) -> bool:
     """One SGD step of ``p`` in place; False (nothing done) for the first momentum step, which
     the NumPy code takes (it copies the gradient into a new buffer)."""
-    wd, momentum, lr = group["weight_decay"], group["momentum"], group["lr"]
-    a = acc_dtype(p.dtype).type
-    if not momentum:
-        k = _kernel(xp, "sgd", (False, False), sgd_source, p.dtype)
-        k(g, a(wd), a(lr), p)
-        return True
-    buf = state["momentum_buffer"]
-    if buf is None:
-        return False
-    buf = buf._data
-    nesterov = bool(group["nesterov"])
-    k = _kernel(xp, "sgd", (True, nesterov), sgd_source, p.dtype)
-    k(g, a(wd), a(momentum), a(1.0 - group["dampening"]), a(lr), p, buf)
+    momentum = bool(group["momentum"])
+    bufs = []
+    if momentum:
+        buf = state["momentum_buffer"]
+        if buf is None:
+            return False
+        bufs.append(buf._data)
+    k = _kernel(xp, "sgd", (momentum, momentum and bool(group["nesterov"])), sgd_source, p.dtype)
+    k(g, *sgd_scalars(group, p.dtype), p, *bufs)
     return True
 
 

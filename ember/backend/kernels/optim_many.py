@@ -25,13 +25,10 @@ True
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..scalars import power
-from . import acc_dtype, cached, fused
-from .optim import adam_source, serves, sgd_source, specialize
+from . import cached, fused
+from .optim import adam_scalars, adam_source, serves, sgd_scalars, sgd_source, specialize
 
 SLOTS = 16  # parameters per launch
 BLOCK = 256  # threads per block
@@ -155,12 +152,9 @@ def adam_many(opt, xp, items: list, group: dict) -> list:
         return key, arrays
 
     groups, left = _groups(items, take)
-    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
     variant = (amsgrad, bool(group["decoupled_weight_decay"]))
     for (dev, dtype, t), members in groups.items():
-        a = acc_dtype(dtype).type
-        scalars = [a(b1), a(1.0 - b1), a(b2), a(1.0 - b2), a(wd), a(1.0 - lr * wd)]
-        scalars += [a(lr / (1.0 - power(b1, t))), a(math.sqrt(1.0 - power(b2, t))), a(eps)]
+        scalars = adam_scalars(group, t, dtype)
         with xp.cuda.Device(dev):
             k = _kernel(xp, "adam", variant, dtype)
             for chunk in _chunks(members):
@@ -192,14 +186,9 @@ def sgd_many(opt, xp, items: list, group: dict) -> list:
         return (_device_id(arr), arr.dtype.name), arrays
 
     groups, left = _groups(items, take)
-    wd, lr = group["weight_decay"], group["lr"]
-    variant = (momentum, bool(group["nesterov"]))
+    variant = (momentum, momentum and bool(group["nesterov"]))
     for (dev, dtype), members in groups.items():
-        a = acc_dtype(dtype).type
-        if momentum:
-            scalars = [a(wd), a(group["momentum"]), a(1.0 - group["dampening"]), a(lr)]
-        else:
-            scalars = [a(wd), a(lr)]
+        scalars = sgd_scalars(group, dtype)
         with xp.cuda.Device(dev):
             k = _kernel(xp, "sgd", variant, dtype)
             for chunk in _chunks(members):
