@@ -188,7 +188,9 @@ class pygraph:  # noqa: N801 (the frontend's name)
             pack = {by_uid[u]: p for u, p in zip(tensor_uids, pack)}
             if not _direct:
                 log.append(("ordered", kind))
-        ta, tb = (torch.from_numpy(np.array(_array(t, pack[t]))) for t in (a, b))
+        # 16-bit operands convolve in float32 here (PyTorch has no NumPy bfloat16)
+        wide = np.float64 if a.data_type == "DOUBLE" else np.float32
+        ta, tb = (torch.from_numpy(np.array(_array(t, pack[t]), wide)) for t in (a, b))
         geo = dict(stride=stride, padding=padding, dilation=dilation)
         if kind == "fprop":
             groups = a.dim[1] // b.dim[1]

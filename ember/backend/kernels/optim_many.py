@@ -10,10 +10,11 @@ blocks of slot k start at block ``starts[k]``.
 
 The arithmetic is ``kernels/optim.py``'s, the same source (``adam_source``, ``sgd_source``)
 in a loop over one parameter's values: results are bit for bit those of the one-parameter
-kernels (the tests compare them). Served: float32 and float64 parameters whose gradient and
-state arrays are C-contiguous, of the parameter's dtype and shape; a parameter it does not
-serve (bfloat16, a strided gradient, SGD's first momentum step) is left to the one-parameter
-kernel. Parameters are grouped by GPU, dtype and (Adam) step count.
+kernels (the tests compare them). Served: float32, float64 and bfloat16 parameters whose
+gradient and state arrays are C-contiguous, of the parameter's dtype and shape (bfloat16 is
+computed in float32 and rounded once per stored value, as the one-parameter kernel does); a
+parameter it does not serve (float16, a strided gradient, SGD's first momentum step) is left to
+the one-parameter kernel or the rule. Parameters are grouped by GPU, dtype and (Adam) step count.
 
 These functions are the ``many`` attribute of the one-parameter overrides (``adam_update.many``,
 ``sgd_update.many``), which ``Optimizer.step`` calls once per group with every parameter it
@@ -25,28 +26,36 @@ True
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
-from . import cached, fused
+from . import acc_ctype, acc_dtype, cached, fused, half_io
 from .optim import adam_scalars, adam_source, serves, sgd_scalars, sgd_source, specialize
 
 SLOTS = 16  # parameters per launch
+_SERVED = frozenset(np.dtype(d) for d in ("float32", "float64", ml_dtypes.bfloat16))
 BLOCK = 256  # threads per block
 ITEMS = 4  # values per thread
 
 
 def _source(kind: str, variant: tuple, dtype: str) -> str:
-    """The kernel of ``kind`` (``adam`` or ``sgd``) for ``variant``, storage type ``dtype``."""
+    """The kernel of ``kind`` (``adam`` or ``sgd``) for ``variant``, storage type ``dtype``.
+
+    float32 / float64 values are updated where they lie (the operation's ``T&`` references);
+    bfloat16 ones are read into float32 locals, updated, and each output rounded once when
+    stored (``half_io``), as the one-parameter kernel's ``(T)`` casts round them."""
     src = adam_source(*variant) if kind == "adam" else sgd_source(*variant)
-    ins, outs, op = specialize(src, np.dtype(dtype))
+    ins, outs, op = specialize(src, acc_dtype(dtype))
     arrays = [p.split()[1] for p in (ins + ", " + outs).split(", ") if p.split()[0] in "GT"]
     scalars = [p for p in ins.split(", ") if p.split()[0] not in "GT"]
-    ctype = "double" if dtype == "float64" else "float"
+    ctype = acc_ctype(dtype)
+    half = dtype == "bfloat16"
     params = [f"unsigned long long {a}{k}" for a in arrays for k in range(SLOTS)]
     params += [f"long long n{k}" for k in range(SLOTS)]
     params += [f"long long s{k}" for k in range(SLOTS)]
     params += [f"{ctype} {p.split()[1]}" for p in scalars] + ["int count"]
-    lines = [
+    lines = [half_io("bf16")] if half else []
+    lines += [
         f"typedef {ctype} T;",
         "typedef T G;",
         f'extern "C" __global__ void ember_{kind}_many({", ".join(params)}) {{',
@@ -67,9 +76,18 @@ def _source(kind: str, variant: tuple, dtype: str) -> str:
         "    if (i >= n_[k]) continue;",
     ]
     for a in arrays:
-        ref = "const G&" if a == "g" else "T&"
-        lines.append(f"    {ref} {a} = (({'const G' if a == 'g' else 'T'}*){a}_[k])[i];")
-    lines += ["    {", "      " + op.replace("\n", "\n      ").rstrip(), "    }", "  }", "}"]
+        if half:
+            const = "const " if a == "g" else ""
+            lines.append(f"    {const}T {a} = ember_ld_bf16(((const unsigned short*){a}_[k])[i]);")
+        else:
+            ref = "const G&" if a == "g" else "T&"
+            lines.append(f"    {ref} {a} = (({'const G' if a == 'g' else 'T'}*){a}_[k])[i];")
+    lines += ["    {", "      " + op.replace("\n", "\n      ").rstrip(), "    }"]
+    if half:
+        lines += [
+            f"    ((unsigned short*){a}_[k])[i] = ember_st_bf16({a});" for a in arrays if a != "g"
+        ]
+    lines += ["  }", "}"]
     return "\n".join(lines)
 
 
@@ -143,7 +161,7 @@ def adam_many(opt, xp, items: list, group: dict) -> list:
 
     def take(item):
         arr, grad, state = item[2], item[3], item[4]
-        if arr.dtype not in (np.float32, np.float64) or not serves(arr, grad, state):
+        if arr.dtype not in _SERVED or not serves(arr, grad, state):
             return None
         arrays = [arr, grad] + [state[n]._data for n in names]
         if not _contiguous(arrays) or any(a.shape != arr.shape for a in arrays):
@@ -173,7 +191,7 @@ def sgd_many(opt, xp, items: list, group: dict) -> list:
 
     def take(item):
         arr, grad, state = item[2], item[3], item[4]
-        if arr.dtype not in (np.float32, np.float64) or not serves(arr, grad, state):
+        if arr.dtype not in _SERVED or not serves(arr, grad, state):
             return None
         arrays = [arr, grad]
         if momentum:
