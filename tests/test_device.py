@@ -344,6 +344,40 @@ def test_fake_memory_statistics(fake_cuda):
     del z
 
 
+def test_peak_is_exact_while_used_bytes_is_read_only_when_a_peak_is_possible(fake_cuda):
+    """CuPy's ``used_bytes()`` walks every live block, so the allocator hook reads it only when
+    its bound (last reading + blocks allocated since) passes the peak; the peak still matches
+    one taken at every allocation, through frees, repeats and a reset."""
+    from ember.backend import memory
+
+    tracker = memory._tracker
+    pool = fake_cuda.get_default_memory_pool()
+    rng = np.random.default_rng(0)
+    params = fake_cuda.empty(20000, np.float32)  # what stays allocated (weights, moments)
+    ember.cuda.reset_peak_memory_stats()
+    live, exact, allocations = [], pool.used_bytes(), 0
+    reads = tracker.reads
+    for step in range(40):  # a training loop: the same allocations each step, freed after
+        for n in (300, 5000, 70, 5000, 128):
+            live.append(fake_cuda.empty(int(n * (1 + 0.1 * (step == 25))), np.float32))
+            allocations += 1
+            exact = max(exact, pool.used_bytes())
+        live.clear()
+        if step == 30:
+            ember.cuda.reset_peak_memory_stats()
+            exact = pool.used_bytes()
+        assert ember.cuda.max_memory_allocated() == exact
+    assert tracker.reads - reads <= 2 * 40 < allocations  # at most two a step, not five
+    for _ in range(200):  # random lifetimes
+        if live and rng.random() < 0.4:
+            live.pop(int(rng.integers(len(live))))
+        else:
+            live.append(fake_cuda.empty(int(rng.integers(1, 3000)), np.float32))
+            exact = max(exact, pool.used_bytes())
+        assert ember.cuda.max_memory_allocated() == exact
+    del params
+
+
 def test_fake_streams_and_events(fake_cuda):
     s = ember.cuda.Stream()
     with ember.cuda.stream(s):

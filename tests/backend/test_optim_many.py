@@ -129,8 +129,10 @@ def test_many_bfloat16_matches_the_one_parameter_kernel_bit_for_bit(fake_cuda, c
         rng, opt, g, arrays, states = _setup(cls, group, np.float32)
         arrays = [xp.asarray(a.astype(bf)) for a in arrays]
         states = [
-            {k: v if v is None or k == "step" else ember.from_numpy(v.numpy().astype(bf)).cuda()
-             for k, v in st.items()}  # fmt: skip
+            {
+                k: v if v is None or k == "step" else ember.from_numpy(v.numpy().astype(bf)).cuda()
+                for k, v in st.items()
+            }  # fmt: skip
             for st in states
         ]
         for step in range(3):
