@@ -31,7 +31,6 @@ def install_fake():
     """The fake CuPy (kernels on) as ember's cuda backend, with the stand-in cuDNN frontend of
     the kernel tests (convolutions and attention); returns the fake's modules to patch."""
     import ember
-    from ember.backend.kernels import conv
     from tests import _fakecupy
     from tests._fakecupy import _array, _functions, _gpu
     from tests.backend import _fakecudnn
@@ -39,8 +38,7 @@ def install_fake():
     fake = _fakecupy.reset(kernels=True)
     ember.backend.cuda.install(fake)
     sys.modules["cupy"], sys.modules["cupyx"] = fake, fake.cupyx
-    ember.backends.cudnn._module[:] = [_fakecudnn]
-    conv.ptr = lambda a: a._a.ctypes.data  # the stand-in reads the fake's NumPy buffers
+    ember.backends.cudnn._module[:] = [_fakecudnn]  # it reads the fake's buffers by address
     return _gpu, _array, _functions, _fakecudnn
 
 

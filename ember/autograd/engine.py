@@ -26,6 +26,7 @@ from .._node import Node
 from .._tensor import POST_ACCUMULATE_HOOKS, Tensor
 from ..backend import full
 from ..backend.cuda import device_context
+from ..backend.kernels import address
 from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
 from ..ops.base import apply
@@ -395,12 +396,13 @@ def _accumulate_leaves(only, leaves, leaf_grads, captured, create_graph: bool) -
     with _config.set_grad_enabled(create_graph):
         if only is None:
             post = POST_ACCUMULATE_HOOKS[0]
+            shared = _shared_bases(leaf_grads.values())
             for key in list(leaf_grads):
                 t = leaves[key]
                 g = leaf_grads.pop(key)
                 if t._hooks:
                     g = _run_leaf_hooks(t, g)
-                _accumulate_into_grad(t, g, create_graph, steal=True)
+                _accumulate_into_grad(t, g, create_graph, steal=True, shared=shared)
                 if post:
                     _run_post_hooks(t)
         else:
@@ -414,11 +416,48 @@ def _accumulate_leaves(only, leaves, leaf_grads, captured, create_graph: bool) -
                 _accumulate_into_grad(t, g, create_graph, steal=n is None)
 
 
-def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool) -> None:
+def _shared_bases(grads) -> dict:
+    """``{id(base): n}`` for the arrays that ``n >= 2`` of these pending leaf gradients are
+    disjoint views of: the pieces of one packed gradient (a normalization's weight and bias
+    gradients, cut from the one array its kernel writes). Each piece may be taken over as its
+    leaf's ``.grad`` when those views are all that hold the array (``_accumulate_into_grad``):
+    in-place updates of one piece then cannot reach another."""
+    groups: dict = {}
+    for g in grads:
+        base = g._data.base
+        if base is not None:
+            groups.setdefault(id(base), []).append(g._data)
+    return {k: len(v) for k, v in groups.items() if len(v) > 1 and _disjoint(v)}
+
+
+def _disjoint(arrays) -> bool:
+    spans = []
+    for a in arrays:
+        lo = hi = address(a)
+        for n, s in zip(a.shape, a.strides):
+            if n == 0:
+                return False
+            lo, hi = (lo + (n - 1) * s, hi) if s < 0 else (lo, hi + (n - 1) * s)
+        spans.append((lo, hi + a.itemsize))
+    spans.sort()
+    return all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def _only_view(source: Tensor, base) -> bool:
+    """Whether ``source``'s array is a view of ``base`` that nothing but ``source`` holds."""
+    data = source._data
+    return data.base is base and _getrefcount(data) <= 3  # source's, this local's, the argument's
+
+
+def _accumulate_into_grad(
+    t: Tensor, g: Tensor, create_graph: bool, steal: bool, shared: dict | None = None
+) -> None:
     """``t.grad += g`` with PyTorch's rules: the first gradient gets its own buffer (taken over
     from ``g`` when nothing else can see ``g``'s array, else copied), later ones are added in
     place; with ``create_graph`` the sum is out of place and differentiable. The copy and the
-    sum run on ``t``'s GPU, whichever is current (CuPy copies onto the current one)."""
+    sum run on ``t``'s GPU, whichever is current (CuPy copies onto the current one).
+    ``shared`` (``_shared_bases``) counts the pending leaf gradients that are disjoint views of
+    one array: each holds a reference to it."""
     old = t._grad
     if g._data.shape != t._data.shape or g._data.dtype != t._data.dtype:
         g = _fit(t, g)
@@ -436,9 +475,12 @@ def _accumulate_into_grad(t: Tensor, g: Tensor, create_graph: bool, steal: bool)
         base = arr.base  # a contiguous view of a temporary only it holds is as good as owned
         held = 3  # references to ``base``: arr's, this local's, getrefcount's argument
         if base is not None:
+            pieces = shared.get(id(base), 1) if shared else 1
+            held += pieces - 1  # ... and the other pieces' arrays (``_shared_bases``)
             source = g._base  # a view's tensor (F.linear's weight gradient: a transposed product)
-            if source is not None and source._data is base and _getrefcount(source) <= 3:
-                held = 4  # ... and that tensor's, when only g holds it
+            if source is not None and _getrefcount(source) <= 2 + pieces:
+                if source._data is base or _only_view(source, base):
+                    held += 1  # ... and that tensor's, when only the pieces hold it
         if (
             steal
             and _getrefcount(g) <= 3

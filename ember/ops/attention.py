@@ -14,7 +14,12 @@ backward recomputes the probabilities, which the CPU pays for.
   with the same leading dimensions -> (..., L, Ev). Its body computes in float32 for 16-bit
   inputs and rounds once, as PyTorch's kernels do.
 - ``AttentionGrad(scale, causal)``: ``(g, out, q, k, v)`` -> the gradients of ``q``, ``k`` and
-  ``v`` packed one after another in one flat array (``indexing.cut`` views them). It recomputes
+  ``v`` in one array: stacked, (3, *q.shape), where the three shapes agree (self-attention),
+  else packed one after another in one flat array (``indexing.cut`` views them). The CUDA
+  override lays the stacked gradients out as q, k and v lie in memory, so that the gradients of
+  a multi-head attention's projected heads, views of one (L, N, 3E) array, come back as views of
+  one array of that layout, which the autograd engine hands on as the projection's gradient
+  without a copy (``indexing.GradPieces``). It recomputes
   the probabilities from ``q`` and ``k`` (flash attention's backward does the same), so the
   forward keeps nothing but its output. Never differentiated: with ``create_graph`` the vjp
   writes the same formula in ember ops (``_grads`` runs on arrays and on Tensors alike), which
@@ -40,10 +45,15 @@ from ..backend.overrides import register
 from ..dtypes import widen_half
 from .base import Op, Spec, apply
 from .elementwise import const_like
-from .indexing import cut
+from .indexing import basic_index, cut
 from .softmax import Softmax
 
 _SOFTMAX = Softmax(-1)
+
+
+def _stacked(q, k, v) -> bool:
+    """Whether ``AttentionGrad`` stacks the three gradients (their shapes agree)."""
+    return tuple(q.shape) == tuple(k.shape) == tuple(v.shape)
 
 
 def _shapes(name: str, q, k, v) -> None:
@@ -152,12 +162,15 @@ class Attention(_Params, Op):
         if state.grad_enabled:  # create_graph: the formula in ember ops
             return _grads(_Tensors(), g, out, q, k, v, self.scale, self.causal)
         packed = apply(AttentionGrad(self.scale, self.causal), g, out, q, k, v)
+        if _stacked(q, k, v):
+            return tuple(apply(basic_index((i,)), packed) for i in range(3))
         return cut(packed, [tuple(q.shape), tuple(k.shape), tuple(v.shape)])
 
 
 @dataclass(frozen=True)
 class AttentionGrad(_Params, Op):
-    """``Attention``'s gradient: (g, out, q, k, v) -> [dq, dk, dv] flat, one after another."""
+    """``Attention``'s gradient: (g, out, q, k, v) -> [dq, dk, dv] stacked where their shapes
+    agree, else flat, one after another."""
 
     scale: float = 1.0
     causal: bool = False
@@ -165,9 +178,13 @@ class AttentionGrad(_Params, Op):
     def forward(self, xp, g, out, q, k, v):
         gw, ow, qw, kw, vw = map(widen_half, (g, out, q, k, v))
         grads = _grads(_Arrays(xp), gw, ow, qw, kw, vw, self.scale, self.causal)
+        if _stacked(q, k, v):
+            return xp.stack(grads).astype(q.dtype, copy=False)
         return xp.concatenate([a.reshape(-1) for a in grads]).astype(q.dtype, copy=False)
 
     def infer(self, g, out, q, k, v):
+        if _stacked(q, k, v):
+            return Spec((3, *q.shape), q.dtype)
         return Spec((math.prod(q.shape) + math.prod(k.shape) + math.prod(v.shape),), q.dtype)
 
     def vjp(self, h, out, *inputs):

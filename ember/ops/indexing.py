@@ -25,11 +25,13 @@ from dataclasses import dataclass
 
 from .. import _caches
 from .. import dtypes as _dt
+from .._config import state
 from .._errors import EmberIndexError, ShapeError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..backend import CPU, checks, full, to_device
 from ..backend.arrays import scatter_add
+from ..backend.kernels import address
 from .base import Op, Spec, apply
 from .broadcast import sum_to
 from .elementwise import ZerosLike
@@ -142,7 +144,32 @@ class GradPieces:
             ((key, g),) = self.pieces
             return apply(BasicIndexGrad(key, self.shape), g)
         keys = tuple(k for k, _ in self.pieces)
+        whole = _one_array(keys, self.shape, [g for _, g in self.pieces])
+        if whole is not None:
+            return whole
         return apply(BasicIndexGrads(keys, self.shape), *(g for _, g in self.pieces))
+
+
+def _one_array(keys: tuple, shape: tuple, grads: list) -> Tensor | None:
+    """Eagerly, where the pieces are already one array: each ``grads[i]`` is exactly the view
+    ``keys[i]`` of a C-contiguous array of ``shape`` (attention's stacked gradients of one
+    projection's q, k and v, ``ops.attention``), and they tile it, that array as a Tensor
+    (no copy); else None. Not while tracing (a graph's buffers must not alias), nor for
+    gradients that are differentiated again."""
+    if state.tracer is not None or not _tiles(keys, shape):
+        return None
+    first = grads[0]._data
+    base = getattr(first, "base", None)
+    if base is None or base.size != math.prod(shape) or base.dtype != first.dtype:
+        return None
+    if not base.flags.c_contiguous or any(g._requires_grad for g in grads):
+        return None
+    whole = base.reshape(shape)
+    for key, g in zip(keys, grads):
+        a, view = g._data, whole[_np_key(key)]
+        if a.base is not base or a.strides != view.strides or address(a) != address(view):
+            return None
+    return Tensor._make(whole)
 
 
 @dataclass(frozen=True)

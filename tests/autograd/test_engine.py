@@ -253,6 +253,58 @@ def test_a_view_gradient_another_tensor_can_see_is_copied():
     assert kept["source"].tolist() == [[1.0, 1.0]] * 3
 
 
+def _pair_with_backward(backward):
+    """``(x * 1, y * 1)`` summed, as an ``autograd.Function`` whose backward returns
+    ``backward(g)`` for (x, y): the pieces of a packed gradient, as a normalization's kernel
+    writes its weight and bias gradients."""
+
+    class Pair(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * 1 + y * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(g)
+
+    x, y = ember.zeros(3, requires_grad=True), ember.zeros(3, requires_grad=True)
+    Pair.apply(x, y).sum().backward()
+    return x, y
+
+
+def test_disjoint_pieces_of_one_packed_gradient_are_taken_over():
+    def packed(g):
+        both = ember.stack([g * 2, g * 3])  # one array; each leaf gets a row of it
+        return both[0], both[1]
+
+    x, y = _pair_with_backward(packed)
+    assert x.grad.tolist() == [2.0] * 3 and y.grad.tolist() == [3.0] * 3
+    xa, ya = x.grad.numpy(), y.grad.numpy()
+    assert xa.base is not None and xa.base is ya.base  # no copies
+    x.grad.mul_(10)  # in place on one piece leaves the other alone
+    assert y.grad.tolist() == [3.0] * 3 and x.grad.tolist() == [20.0] * 3
+
+
+@pytest.mark.parametrize("case", ["overlapping", "kept"])
+def test_pieces_others_can_see_or_that_overlap_are_copied(case):
+    kept = {}
+
+    def packed(g):
+        both = kept["both"] = ember.stack([g * 2, g * 3])
+        if case == "overlapping":  # two views of the same row
+            del kept["both"]
+            return both[0], both[0].view(3)
+        return both[0], both[1]
+
+    x, y = _pair_with_backward(packed)
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.zero_()
+    assert y.grad.tolist() == ([2.0] * 3 if case == "overlapping" else [3.0] * 3)
+    if case == "kept":
+        assert not np.shares_memory(x.grad.numpy(), kept["both"].numpy())
+        assert kept["both"].tolist() == [[2.0] * 3, [3.0] * 3]
+
+
 def test_later_grads_accumulate_in_place():
     x = ember.ones(3, requires_grad=True)
     (x * 2).sum().backward()

@@ -64,6 +64,32 @@ def test_the_output_takes_the_querys_memory_order(xp, fake_cudnn):
     assert q_desc.dim == [2, 4, 6, 8] and q_desc.stride == [96, 8, 192, 1]
 
 
+def test_gradients_of_one_projections_heads_are_laid_out_as_that_projection(xp, fake_cudnn):
+    """dq, dk and dv of heads that are views of one (L, N, 3E) projection are written as views
+    of one array of that layout (the projection's gradient, which the autograd engine then takes
+    without a copy); separate inputs get the stack in C order. Values as the body's both ways."""
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((6, 2, 3 * 32)).astype(BF16)
+    heads = [rows[..., i * 32 : (i + 1) * 32].reshape(6, 2, 4, 8).transpose(1, 2, 0, 3)
+             for i in range(3)]  # fmt: skip
+    grad = AttentionGrad(0.3, False)
+    for q, k, v in (heads, [np.ascontiguousarray(h) for h in heads]):
+        out = Attention(0.3, False).forward(np, q, k, v)
+        g = rng.standard_normal(out.shape).astype(BF16)
+        packed = run(grad, xp, g, out, q, k, v)
+        want = grad.forward(np, g, out, q, k, v)
+        assert packed.shape == (3, 2, 4, 6, 8)
+        np.testing.assert_allclose(packed.astype(np.float32), want.astype(np.float32), 2e-2, 2e-2)
+        if q.base is rows:
+            whole = packed.base
+            assert whole.shape == rows.shape and whole.flags.c_contiguous
+            for d, h in zip(packed, heads):  # each gradient where its head lies
+                assert d.strides == h.strides
+                assert d.ctypes.data - whole.ctypes.data == h.ctypes.data - rows.ctypes.data
+        else:
+            assert packed.flags.c_contiguous
+
+
 def test_plans_are_cached_per_layout(xp, fake_cudnn):
     q, k, v = _arrays(CASES["4-D"], BF16)
     for _ in range(3):
@@ -97,3 +123,40 @@ def test_a_refused_plan_warns_once_and_runs_the_body(xp, fake_cudnn):
         warnings.simplefilter("error")
         run(Attention(0.5, False), xp, q, k, v)  # remembered: no second build, no warning
     assert [e for e, _ in fake_cudnn.log].count("graph") == 1
+
+
+def test_multi_head_attention_on_a_gpu_takes_its_projections_gradient_without_copies(
+    fake_cuda, monkeypatch
+):
+    """Eagerly on the fake GPU with the stand-in cuDNN: the heads' gradients come back as one
+    array laid out as the (L, N, 3E) projection, which the engine hands on whole (no pieces
+    written into zeros, ``BasicIndexGrads``); the weights' gradients are the CPU's."""
+    from ember.ops import indexing
+    from tests.backend import _fakecudnn
+
+    monkeypatch.setattr(ember.backends.cudnn, "_module", [_fakecudnn])
+    _fakecudnn.fail_build[0] = False  # a test before may have set it
+    _fakecudnn.log.clear()
+    katt.clear()
+    tiled, forward = [], indexing.BasicIndexGrads.forward
+
+    def spy(op, xp, *gs):
+        tiled.append(xp is not np)
+        return forward(op, xp, *gs)
+
+    monkeypatch.setattr(indexing.BasicIndexGrads, "forward", spy)
+    grads = {}
+    for device in ("cpu", "cuda"):
+        ember.manual_seed(0)
+        mha = ember.nn.MultiheadAttention(32, 4, batch_first=True).to(device)
+        x = ember.randn(2, 6, 32).to(device)
+        if device == "cuda":
+            mha, x = mha.to(ember.bfloat16), x.to(ember.bfloat16)
+        mha(x, x, x, need_weights=False)[0].float().square().sum().backward()
+        grads[device] = {n: p.grad.float().cpu().numpy() for n, p in mha.named_parameters()}
+    assert tiled == [False]  # the CPU's formula tiles its pieces; the GPU had one array
+    assert "sdpa_backward" in [d for e, d in _fakecudnn.log if e == "execute"]
+    for name, want in grads["cpu"].items():
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(grads["cuda"][name], want, atol=5e-2 * scale, err_msg=name)
+    katt.clear()

@@ -180,18 +180,22 @@ def backward(xp, g, out, q, k, v, scale: float, causal: bool):
     if done is None:
         return NotImplemented
     o, stats = done
-    packed = xp.empty((q.size + k.size + v.size,), dtype=q.dtype)
-    grads, at = [], 0
-    for a in (q, k, v):
-        grads.append(packed[at : at + a.size].reshape(a.shape))
-        at += a.size
+    if q.shape == k.shape == v.shape:  # AttentionGrad stacks them: (3, *q.shape)
+        packed = _stacked_like(xp, q, k, v)
+        grads = [packed[0], packed[1], packed[2]]
+    else:
+        packed = xp.empty((q.size + k.size + v.size,), dtype=q.dtype)
+        grads, at = [], 0
+        for a in (q, k, v):
+            grads.append(packed[at : at + a.size].reshape(a.shape))
+            at += a.size
     arrays = (q, k, v, o, g, stats)
     dev = conv.device_id(q)
     io = conv.io_type(mod, q.dtype)
     entry = _plan(
         "backward",
         dev,
-        arrays,
+        (*arrays, *grads),  # the gradients' layouts too: they follow q, k and v's memory
         scale,
         causal,
         lambda: _build_backward(mod, xp, dev, io, arrays, grads, scale, causal),
@@ -200,6 +204,41 @@ def backward(xp, g, out, q, k, v, scale: float, causal: bool):
         return NotImplemented
     conv.run(mod, xp, entry, dev, (*arrays, *grads))
     return packed
+
+
+def _stacked_like(xp, q, k, v):
+    """An empty (3, *q.shape) array for [dq, dk, dv] laid out as q, k and v lie in memory.
+
+    Where they are views of one C-contiguous array, equally spaced, the stack is a view of an
+    array of that array's shape, each gradient at its input's place (a multi-head attention's
+    heads of one (L, N, 3E) projection: their gradients then form the projection's, and the
+    autograd engine takes it without a copy). Else the stack is in C order.
+    """
+    b = q.base
+    one = b is not None and k.base is b and v.base is b and b.dtype == q.dtype
+    if one and b.flags.c_contiguous:
+        at = [conv.ptr(a) - conv.ptr(b) for a in (q, k, v)]
+        step = at[1] - at[0]
+        if q.strides == k.strides == v.strides and step > 0 and at[2] - at[1] == step:
+            stacked = _permuted(xp.empty(b.shape, b.dtype), (3, *q.shape), (step, *q.strides))
+            if stacked is not None and conv.ptr(stacked) - conv.ptr(stacked.base) == at[0]:
+                return stacked
+    return xp.empty((3, *q.shape), q.dtype)
+
+
+def _permuted(buf, shape: tuple, strides: tuple):
+    """The view of C-contiguous ``buf`` with ``shape`` and byte ``strides``, when those are a
+    C-order layout of the whole of ``buf`` with the dimensions permuted; else None."""
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    expect = buf.itemsize
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != expect:
+            return None
+        expect *= shape[d]
+    if expect != buf.nbytes:
+        return None
+    inverse = [order.index(d) for d in range(len(shape))]
+    return buf.reshape([shape[d] for d in order]).transpose(inverse)
 
 
 def clear() -> None:
