@@ -248,3 +248,31 @@ def test_cuda_kernels_match_the_cpu(fake_cuda, dtype, training):
     tol = {"bfloat16": 2e-2, "float16": 2e-3}.get(dtype, 1e-5)
     for got, want in zip(*results[::-1]):
         np.testing.assert_allclose(got, want, atol=tol * 4, rtol=tol)
+
+
+@pytest.mark.fake_kernels
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_cuda_16_bit_running_statistics_are_one_kernel_rounded_once(fake_cuda, dtype):
+    """A model cast to a 16-bit type keeps 16-bit running buffers and float32 statistics: on
+    the fake CuPy each buffer's update is one kernel, computing in float32 and rounding once
+    (PyTorch's GPU kernel does the same), within a 16-bit rounding of the CPU's op body."""
+    from ember.backend import kernels
+
+    kernels.clear()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 5)) * 2 + 1
+    running = [rng.standard_normal(3), rng.random(3) + 0.5]
+    half = getattr(ember, dtype)
+    results = []
+    for device in ("cpu", "cuda"):
+        rm, rv = (ember.tensor(a, device=device).to(half) for a in running)
+        bn_x = ember.tensor(x, device=device).to(half)
+        ember.nn.functional.batch_norm(bn_x, rm, rv, training=True, momentum=0.3)
+        results.append([t.cpu().float().numpy() for t in (rm, rv)])
+    assert {k[1] for k in kernels._cache if k[0] == "batchnorm"} >= {"running_half"}
+    xs = x.astype(half.np).astype(np.float32)
+    mean, var = xs.mean(axis=(0, 2)), xs.var(axis=(0, 2), ddof=1)
+    for got, cpu, r, stat in zip(results[1], results[0], running, (mean, var)):
+        once = (r.astype(half.np).astype(np.float32) * 0.7 + stat * 0.3).astype(half.np)
+        np.testing.assert_allclose(got, once.astype(np.float32), rtol=1e-2, atol=1e-3)
+        np.testing.assert_allclose(got, cpu, rtol=2e-2, atol=1e-2)

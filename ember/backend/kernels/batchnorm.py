@@ -404,19 +404,34 @@ _RUNNING = (
 )
 
 
+# a 16-bit buffer (a model cast to bfloat16 / float16) with float32 statistics: the average in
+# float32, rounded once (PyTorch's kernel does the same; the op's body rounds three times)
+_RUNNING_HALF = (
+    "T running, S stat, A keep, A factor, A m",
+    "T y",
+    "A t = (A)stat; if (factor != (A)1) t = t * factor; y = (T)((A)running * keep + t * m);",
+)
+
+
 def running_average(xp, running, stats, row: int, momentum: float, factor: float, out=None):
     """``RunningAverage``: ``running * (1 - momentum) + stats[row] * factor * momentum`` (into
     ``out``, which may be ``running`` itself, or a new array), for float32 / float64 buffers with
-    ``stats`` of the same dtype; else NotImplemented."""
-    if not fused(xp) or running.dtype not in (np.float32, np.float64) or running.size == 0:
+    ``stats`` of the same dtype, and float16 / bfloat16 buffers with float32 ``stats``; else
+    NotImplemented."""
+    if not fused(xp) or running.size == 0 or not served(running.dtype):
         return NotImplemented
-    if stats.dtype != running.dtype:
+    if stats.dtype == running.dtype and running.itemsize > 2:
+        src, name = _RUNNING, "running"
+    elif stats.dtype == np.float32 and running.itemsize == 2:
+        src, name = _RUNNING_HALF, "running_half"
+    else:
         return NotImplemented
-    k = cached(  # A: the buffer's own float32 / 64
-        ("batchnorm", "running", running.dtype.str),
-        lambda: xp.ElementwiseKernel(*specialize(_RUNNING, running.dtype), "ember_bn_running"),
+    acc = acc_dtype(running.dtype)
+    k = cached(  # A: the buffer's own float32 / 64, float32 for 16-bit buffers
+        ("batchnorm", name, running.dtype.str),
+        lambda: xp.ElementwiseKernel(*specialize(src, acc), f"ember_bn_{name}"),
     )
-    t = running.dtype.type
+    t = acc.type
     y = xp.empty(running.shape, running.dtype) if out is None else out
     k(running, stats[row], t(1 - momentum), t(factor), t(momentum), y)
     return y
