@@ -193,6 +193,20 @@ def test_fake_refuses_what_cupy_refuses(fake_cuda, case):
         fn(fake_cuda)
 
 
+def test_an_array_needing_no_copy_comes_back_itself(fake_cuda):
+    """CuPy's ``ascontiguousarray`` / ``asarray`` return the input itself where no copy is
+    needed: no second owner of its memory (the pool counted it twice before)."""
+    cp = fake_cuda
+    pool = cp.get_default_memory_pool()
+    x = cp.ones((3, 4), dtype=np.float32)
+    used = pool.used_bytes()
+    assert cp.ascontiguousarray(x) is x and cp.asarray(x) is x
+    view = x[:, :2]
+    assert cp.asarray(view) is view and pool.used_bytes() == used
+    copy = cp.ascontiguousarray(view)
+    assert copy is not view and copy.flags.c_contiguous and pool.used_bytes() > used
+
+
 def test_arrays_from_another_gpu_raise(fake_cuda):
     a = fake_cuda.ones(3)
     with fake_cuda.cuda.Device(1):

@@ -75,7 +75,8 @@ def _root(a: np.ndarray) -> np.ndarray:
 
 
 def sources(args) -> dict:
-    """``{id(root NumPy buffer): owner}`` of the device arrays in ``args``."""
+    """``{id(root NumPy buffer): owner}`` of the device arrays in ``args``, and ``{id(its NumPy
+    array): array}`` of each (``wrap`` gives an input back itself, as CuPy does)."""
     out = {}
     stack = [args]
     while stack:
@@ -84,6 +85,7 @@ def sources(args) -> dict:
         if t is ndarray:
             o = x._owner()
             out[id(o._a)] = o
+            out[id(x._a)] = x
         elif t is tuple or t is list:
             stack.extend(x)
         elif t is dict:
@@ -99,6 +101,10 @@ def wrap(x, dev: int | None = None, srcs: dict | None = None):
     if isinstance(x, np.ndarray):
         if type(x) is not np.ndarray:
             x = x.view(np.ndarray)
+        if srcs:  # an input itself (ascontiguousarray of a contiguous array: CuPy returns it)
+            same = srcs.get(id(x))
+            if same is not None and same._a is x:
+                return same
         if srcs and x.base is not None:
             owner = srcs.get(id(_root(x)))
             if owner is not None:
