@@ -19,7 +19,9 @@ What it imitates (where the rule comes from):
   no ``__index__``, no ``ctypes``); ``np.asarray(x)`` raises CuPy's ``TypeError``; NumPy
   functions and ufuncs on it dispatch to the fake's own (``__array_function__`` /
   ``__array_ufunc__``, CuPy's rules); indexing gives device arrays (0-d, not scalars), and views
-  share memory; assigning a host array into a slice raises as in CuPy.
+  share memory; a function that needs no copy (``asarray``, ``ascontiguousarray`` of a
+  contiguous array) returns its input itself; assigning a host array into a slice raises as in
+  CuPy.
 - **Devices**: ``DEVICE_COUNT`` GPUs; results go to the current GPU; an array from another GPU
   raises (no peer access), so do host arrays in device operations.
 - **Ufuncs** (manifest ``ufuncs``): result dtypes from CuPy's loop tables and its resolution
