@@ -29,7 +29,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from . import acc_ctype, acc_dtype, cached, fused, half_io
+from . import acc_ctype, acc_dtype, address, cached, fused, half_io
 from .optim import adam_scalars, adam_source, serves, sgd_scalars, sgd_source, specialize
 
 SLOTS = 16  # parameters per launch
@@ -97,12 +97,6 @@ def _kernel(xp, kind: str, variant: tuple, dtype):
         ("optim_many", kind, variant, name),
         lambda: xp.RawKernel(_source(kind, variant, name), f"ember_{kind}_many"),
     )
-
-
-def address(a) -> int:
-    """A device array's address (a NumPy array's, for the emulated GPU in the tests)."""
-    data = a.data
-    return data.ptr if hasattr(data, "ptr") else a.ctypes.data
 
 
 def _launch(xp, k, arrays: list, sizes: list, scalars: list) -> None:
@@ -215,4 +209,4 @@ def sgd_many(opt, xp, items: list, group: dict) -> list:
     return left
 
 
-__all__ = ["SLOTS", "adam_many", "address", "sgd_many"]
+__all__ = ["SLOTS", "adam_many", "sgd_many"]
