@@ -167,7 +167,6 @@ def recorded_into(x: Tensor, op, other, name: str) -> bool:
         or x._base is not None
         or x._readonly
         or not is_float_np(d.dtype)
-        or state.autocast is not None
         or not state.grad_enabled
     ):
         return False
@@ -193,7 +192,13 @@ def recorded_into(x: Tensor, op, other, name: str) -> bool:
     elif on_host and (k := _CPU_KERNELS[type(op)]) is not None and not getattr(k, "writes_out", 0):
         return False  # a CPU kernel that makes a new array: it and the copy beat NumPy's forward
     check_inplace_allowed(x, name)
-    commit(x, apply(op, _alias(x, copy=False), *args, into=d), name)
+    src = _alias(x, copy=False)
+    if state.autocast is not None:  # in-place forms are not autocast (as ``apply_inplace``)
+        from ..amp.autocast_mode import without_autocast
+
+        commit(x, without_autocast(apply, op, src, *args, into=d), name)
+    else:
+        commit(x, apply(op, src, *args, into=d), name)
     return True
 
 

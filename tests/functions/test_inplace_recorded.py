@@ -100,3 +100,49 @@ def test_the_usual_way_where_it_does_not_apply():
     assert not real(h, ember.ops.elementwise.ADD, ember.randn(3, 5, 5), "add_")
     with pytest.raises(ember.EmberError, match=r"add_: output with shape \(5, 5\) doesn't match"):
         h.add_(ember.randn(3, 5, 5))
+
+
+@pytest.mark.parametrize("name", ["relu_", "exp_"])  # exp: an op the autocast policy lists
+def test_under_autocast_the_op_still_writes_in_place_without_autocast(name):
+    """In-place forms are not autocast (they keep the tensor's dtype, as the usual way does):
+    the op still writes the tensor's array, with PyTorch's values and gradients."""
+    real = I.recorded_into
+    op = {"relu_": ember.ops.elementwise.Relu(), "exp_": ember.ops.elementwise.Exp()}[name]
+    w = ember.randn(4, 5, requires_grad=True)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+    with ember.autocast("cpu"), torch.autocast("cpu", dtype=torch.bfloat16):
+        h, th = w * 1.0, tw * 1.0
+        assert real(h, op, None, name)  # h.<name>()'s way
+        getattr(th, name)()
+        assert h.dtype is ember.float32
+        (h * h).sum().backward(), (th * th).sum().backward()
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.fake_kernels
+def test_a_gpu_relu_in_place_under_autocast_is_one_kernel_into_the_tensor(fake_cuda, monkeypatch):
+    """ResNet's ``ReLU(inplace=True)`` on bfloat16 activations under autocast on the fake GPU:
+    the ReLU kernel writes the tensor's own array (no result array copied back), and the values
+    and gradients are the CPU's."""
+    monkeypatch.setattr(I, "commit", _refuse_copy(I.commit))
+    results = []
+    for device in ("cpu", "cuda"):
+        w = ember.tensor(np.linspace(-2, 2, 24).reshape(4, 6), device=device, requires_grad=True)
+        with ember.autocast(device):
+            h = w.to(ember.bfloat16) * 1.0
+            array = h._data
+            h.relu_()
+            assert h._data is array
+            (h.float() ** 2).sum().backward()
+        results.append((h.detach().float().cpu().numpy(), w.grad.cpu().numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def _refuse_copy(commit):
+    def checked(x, result, name):  # the usual way: a result array copied into x's
+        assert result._data is x._data, f"{name}: a result array was copied back"
+        return commit(x, result, name)
+
+    return checked

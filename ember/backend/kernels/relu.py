@@ -70,12 +70,13 @@ def _serves(xp, *arrays) -> bool:
     )
 
 
-def relu(xp, x):
-    """``Relu``: ``0 if x <= 0 else x`` (a new array), or NotImplemented."""
-    if not _serves(xp, x):
+def relu(xp, x, out=None):
+    """``Relu``: ``0 if x <= 0 else x`` (a new array, or into ``out``, which may be ``x``
+    itself: each value is read before its place is written), or NotImplemented."""
+    if not _serves(xp, x, *(() if out is None else (out,))):
         return NotImplemented
     vec, k, u = _kernel(xp, "relu", storage_kind(x.dtype))
-    y = xp.empty_like(x)
+    y = xp.empty_like(x) if out is None else out
     if not vec.run(xp, x, y):
         k(x.view(u), y.view(u))
     return y

@@ -95,8 +95,11 @@ def _relu_grad_cpu(op, xp, g, y):
 
 
 @overrides.register(Relu, "cuda")
-def _relu_cuda(op, xp, x):
-    return _relu_kernels.relu(xp, x)
+def _relu_cuda(op, xp, x, out=None):
+    return _relu_kernels.relu(xp, x, out)
+
+
+_relu_cuda.writes_out = True  # an in-place relu_ (ResNet's): one launch, no copy after it
 
 
 @overrides.register(ReluGrad, "cuda")
