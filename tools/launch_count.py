@@ -9,8 +9,10 @@ innermost ember source line that made it. cuDNN is the kernel tests' stand-in
 (``tests/backend/_fakecudnn.py``): each graph it executes (a convolution, attention) counts as
 one launch.
 
-    python tools/launch_count.py transformer --dtype amp_bfloat16 [--top 30]
-    python tools/launch_count.py mlp --dtype float32
+    python tools/launch_count.py transformer --dtype amp_bfloat16 [--top 30] [--depth 3]
+    python tools/launch_count.py resnet18 --dtype float32      (also bfloat16; mlp)
+
+Also printed: the arrays made empty (``cupy.empty``: pool memory, no kernel).
 """
 
 from __future__ import annotations
