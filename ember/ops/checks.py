@@ -24,6 +24,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._errors import EmberIndexError
 from ..backend import CPU, checks, overrides, to_device
+from ..backend.kernels import range_check as _range_check
 from .base import Op, Spec
 
 
@@ -48,8 +49,14 @@ class CheckRange(Op):
         checks.defer(flag, lambda: self._error(t, bad))
         return flag
 
-    def _error(self, t, bad) -> EmberIndexError:
-        first = to_device(t, CPU)[to_device(bad, CPU)].ravel()[0]
+    def _error(self, t, bad=None) -> EmberIndexError:
+        """The error naming the first bad element (``bad``: the mask, else found on the host)."""
+        host = to_device(t, CPU)
+        if bad is None:
+            bad = (host < self.low) | (host >= self.high)
+            if self.ignore is not None:
+                bad &= host != self.ignore
+        first = host[to_device(bad, CPU)].ravel()[0]
         return EmberIndexError(self.message.format(value=int(first), shape=list(t.shape)))
 
     def infer(self, t):
@@ -63,6 +70,16 @@ def _check_range_cpu(op, xp, t):
     if t.size and type(t) is np.ndarray and t.min() >= op.low and t.max() < op.high:
         return np.asarray(False)
     return NotImplemented
+
+
+@overrides.register(CheckRange, "cuda")
+def _check_range_cuda(op, xp, t):
+    """One kernel for the flag (``backend/kernels/range_check.py``), deferred as the body's is;
+    NotImplemented where it does not serve."""
+    flag = _range_check.check_range(xp, t, op.low, op.high, op.ignore)
+    if flag is not NotImplemented:
+        checks.defer(flag, lambda: op._error(t))
+    return flag
 
 
 __all__ = ["CheckRange"]

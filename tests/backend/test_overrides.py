@@ -503,6 +503,24 @@ CPU_OP_CASES |= {
     ],
 }
 
+OP_CASES["ember.ops.checks.CheckRange"] = [  # in range: the flag is False (one block's loop)
+    (CheckRange("{value}", 0, 3), (np.arange(600) % 3,), 0.0),
+    (CheckRange("{value}", -1, 5, -100), (np.r_[np.arange(-1, 5), -100, 4],), 0.0),
+]
+
+
+def test_the_gpu_range_check_names_the_first_bad_value(xp):
+    """One kernel finds a bad element past the first block's share; the error (raised at once
+    for a host flag, at the next device read on a GPU) names the first bad one, ignore
+    excepted."""
+    fn = overrides.registered("cuda")["ember.ops.checks.CheckRange"]
+    op = CheckRange("bad {value} in {shape}", 0, 3, -100)
+    t = np.r_[np.zeros(300, np.int64), -100, 7, 9]
+    with pytest.raises(ember.EmberIndexError, match=r"bad 7 in \[303\]"):
+        fn(op, xp, t)
+    assert fn(op, xp, t.astype(np.int32)) is NotImplemented  # the body serves other dtypes
+
+
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps),
 # max pooling, batch normalization and convolution (numba)
 CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"} | set(CPU_OP_CASES)
