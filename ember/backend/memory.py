@@ -43,20 +43,18 @@ _local = threading.local()
 class _Tracker:
     """CuPy allocator: the pool's ``malloc`` plus a per-GPU peak of ``used_bytes()``."""
 
-    __slots__ = ("pool", "peak", "bound", "reads")
+    __slots__ = ("pool", "peak", "bound")
 
     def __init__(self, pool) -> None:
         self.pool = pool
         self.peak: dict[int, int] = {}
         self.bound: dict[int, int] = {}  # per GPU: bytes in use are at most this
-        self.reads = 0  # exact ``used_bytes()`` readings (the tests count them)
 
     def __call__(self, size: int):
         mem = self.pool.malloc(size)
         dev = mem.device_id
         bound = self.bound.get(dev, 0) + mem.mem.size  # the block as the pool rounded it
         if bound > self.peak.get(dev, 0):
-            self.reads += 1
             bound = self.pool.used_bytes()  # the current device's pool: where mem was allocated
             if bound > self.peak.get(dev, 0):
                 self.peak[dev] = bound
