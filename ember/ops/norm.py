@@ -491,6 +491,8 @@ class BatchNormalize(Op):
                 scale = (stats[1] + self.eps).rsqrt()
                 scale = scale * w if w is not None else scale
                 dx = (g * _channel(scale, g.ndim)).to(x.dtype)
+        if need_w and need_b and w.dtype == b.dtype:  # one cast of the pair (16-bit params)
+            sums = sums.to(w.dtype)
         dw = sums[1].to(w.dtype) if need_w else None
         db = sums[0].to(b.dtype) if need_b else None
         return (dx, None) + ((dw,) if self.weight else ()) + ((db,) if self.bias else ())

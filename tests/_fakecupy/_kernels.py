@@ -12,8 +12,9 @@ caches them), with CuPy's rules around them:
   bit-cast intrinsics, the float16 PTX conversions).
   float16 is ``_Float16``, bfloat16 a struct storing the upper half of a float32 (round to
   nearest even), both converting implicitly to and from float, as CuPy's types do.
-- ``RawKernel``: 1-D launches; ``blockDim.x`` C++ threads run the blocks in turn (a barrier is
-  ``__syncthreads()``, ``__shared__`` memory a static), array arguments pass their memory
+- ``RawKernel``: 1-D launches; ``blockDim.x`` C++ threads run the blocks in turn, in a scrambled
+  order (a GPU promises none), a barrier is ``__syncthreads()``, ``__shared__`` memory a static,
+  ``atomicAdd`` / ``__threadfence`` C++ atomics; array arguments pass their memory
   address (strides are the kernel's business, as on a GPU). The PTX conversions ember uses for
   float16 (``cvt.f32.f16`` / ``cvt.rn.f16.f32``) are mapped to C++.
 
@@ -107,6 +108,10 @@ static std::barrier<>* ember_bar = nullptr;
 #define __shared__ static
 #define __restrict__
 inline void __syncthreads() { ember_bar->arrive_and_wait(); }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline unsigned int atomicAdd(unsigned int* p, unsigned int v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
 """
 
 _PTX = [
@@ -371,8 +376,8 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
   for (unsigned t = 0; t < block; ++t)
     threads.emplace_back([&, t] {
       threadIdx.x = t; blockDim.x = block; gridDim.x = grid;
-      for (unsigned b = 0; b < grid; ++b) {
-        blockIdx.x = b;
+      for (unsigned b = 0; b < grid; ++b) {  // in a scrambled order: a GPU promises none
+        blockIdx.x = grid % 7919 ? (unsigned)((7919ull * b + 13) % grid) : grid - 1 - b;
         $name($call);
         bar.arrive_and_wait();
       }

@@ -9,8 +9,9 @@ source strings ember hands to CuPy with g++:
   bound from the arrays' dtypes; float32 / float64 only);
 - ``RawKernel(code, name)``: the source is compiled with a prelude that maps CUDA's built-ins
   to C++ (``threadIdx`` is thread-local, ``__syncthreads()`` a ``std::barrier``,
-  ``__shared__`` a static, float16's PTX conversions C++'s ``_Float16``), and each launch runs
-  the blocks one after another, each with ``blockDim`` real threads. Only the features
+  ``__shared__`` a static, ``atomicAdd`` / ``__threadfence`` C++ atomics, float16's PTX
+  conversions C++'s ``_Float16``), and each launch runs the blocks one after another, in a
+  shuffled order (a GPU promises none), each with ``blockDim`` real threads. Only the features
   ember's kernels use are mapped.
 
 This checks the kernels' arithmetic, indexing and the Python glue that launches them; it says
@@ -24,6 +25,7 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import random
 import shutil
 import subprocess
 import tempfile
@@ -65,6 +67,10 @@ static std::barrier<>* ember_bar = nullptr;
 #define __forceinline__ inline
 #define __shared__ static
 inline void __syncthreads() { ember_bar->arrive_and_wait(); }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline unsigned int atomicAdd(unsigned int* p, unsigned int v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
 inline float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
 using std::exp; using std::log; using std::sqrt; using std::fmax;
@@ -200,7 +206,9 @@ class RawKernel:
             except Exception as e:  # pragma: no cover - surfaces below
                 errors.append(e)
 
-        for b in range(int(grid[0])):
+        blocks = list(range(int(grid[0])))
+        random.Random(len(blocks)).shuffle(blocks)  # a GPU runs blocks in no promised order
+        for b in blocks:
             self.lib.ember_set_block(b, int(grid[0]), n)
             threads = [threading.Thread(target=thread, args=(t,)) for t in range(n)]
             for th in threads:

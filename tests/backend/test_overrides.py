@@ -193,8 +193,10 @@ OP_CASES = {
         (Nm.BatchMoments(), (_rand(2, 3, 33, dtype=F64),), 1e-12),
         (Nm.BatchMoments(), (_rand(2, 3, 4, dtype=BF16),), 1e-5),
         (Nm.BatchMoments(), (_rand(70, 2, 40),), 1e-5),
+        (Nm.BatchMoments(), (_rand(64, 1, 300) + 5,), 1e-5),  # 10 blocks merged by the last
     ],
     "ember.ops.norm.BatchNormSums": [
+        (Nm.BatchNormSums(1e-5), _bn(_rand(64, 1, 300), g=_rand(64, 1, 300, seed=1))[:3], 1e-4),
         (Nm.BatchNormSums(1e-5), _bn(_rand(4, 5), g=_rand(4, 5, seed=1))[:3], 1e-5),
         (Nm.BatchNormSums(1e-3), _bn(_rand(3, 4, 5, 6), g=_rand(3, 4, 5, 6, seed=1))[:3], 1e-5),
         (
@@ -221,6 +223,17 @@ OP_CASES = {
             _bn(_rand(2, 3, 4, dtype=BF16), _rand(3)),
             2e-2,
         ),
+        # a model cast to 16 bits: weight and bias read in their own dtype, no cast first
+        (
+            Nm.BatchNormalize(1e-5, True, True, True),
+            _bn(_rand(2, 3, 4, dtype=BF16), _rand(3, dtype=BF16), _rand(3, dtype=BF16, seed=1)),
+            2e-2,
+        ),
+        (
+            Nm.BatchNormalize(1e-5, False, True),
+            _bn(_rand(3, 2, 5, dtype=np.float16), _rand(2, dtype=np.float16)),
+            2e-3,
+        ),
     ],
     "ember.ops.norm.BatchNormGradInput": [
         (Nm.BatchNormGradInput(1e-5), _bn(_rand(4, 5), g=_rand(4, 5, seed=1)), 1e-5),
@@ -232,6 +245,16 @@ OP_CASES = {
         (
             Nm.BatchNormGradInput(1e-5),
             _bn(_rand(2, 3, 4, dtype=BF16), g=_rand(2, 3, 4, dtype=BF16)),
+            2e-2,
+        ),
+        (
+            Nm.BatchNormGradInput(1e-5, True),
+            _bn(_rand(2, 3, 4, dtype=BF16), _rand(3, dtype=BF16), g=_rand(2, 3, 4, dtype=BF16)),
+            2e-2,
+        ),
+        (  # a weight in neither dtype: cast to float32 first
+            Nm.BatchNormGradInput(1e-5, True),
+            _bn(_rand(2, 3, 4, dtype=BF16), _rand(3, dtype=F64), g=_rand(2, 3, 4, dtype=BF16)),
             2e-2,
         ),
     ],

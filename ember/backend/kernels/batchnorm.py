@@ -1,5 +1,5 @@
-"""Batch normalization on the GPU: each of the four ops is one CUDA kernel (two for the
-reductions), reading every input once.
+"""Batch normalization on the GPU: each of the four ops is one CUDA kernel, reading every input
+once.
 
 ``ember.ops.norm`` defines the ops and their NumPy bodies; these are their CUDA overrides
 (registered there). ``stats`` is the (2, C) [mean, biased variance] array of ``BatchMoments``,
@@ -7,8 +7,8 @@ reductions), reading every input once.
 (float32 for float16 / bfloat16 / float32 storage, float64 for float64).
 
 - ``moments(x)``: Welford's mean and sum of squared deviations per thread, merged with Chan's
-  formula within a block and then across the ``P`` blocks of a channel by a second small kernel
-  (one thread per channel): deterministic, no atomics.
+  formula within a block and then, in the same launch, across the ``P`` blocks of a channel by
+  the channel's last block to finish (``counters.py``), in a fixed order: deterministic.
 - ``sums(g, x, stats)``: the two per-channel sums the same way (plain sums).
 - ``normalize(x, stats, w, b)``: ``y = x * scale + shift`` with ``scale = rstd * w``,
   ``shift = b - mean * scale`` computed per element from ``stats`` (no launches for the C
@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
+from .counters import counters
 from .optim import specialize
 from .rows import _IO
 from .vectorized import Vectorized
@@ -57,6 +58,17 @@ __device__ __forceinline__ void merge(A& n, A& m, A& q, A nb, A mb, A qb) {
   m += d * f;
   q += qb + d * d * n * f;
   n = t;
+}
+
+// every thread's (n, mean, m2) merged into (sn[0], sm[0], sq[0]) by a tree over the block
+__device__ __forceinline__ void block_merge(A* sn, A* sm, A* sq, A n, A m, A q) {
+  int t = threadIdx.x;
+  sn[t] = n; sm[t] = m; sq[t] = q;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) merge(sn[t], sm[t], sq[t], sn[t + s], sm[t + s], sq[t + s]);
+    __syncthreads();
+  }
 }
 """
 
@@ -78,11 +90,13 @@ __device__ __forceinline__ I at(I j, I inner, I nc, I c) {
 """
 
 _MOMENTS = """
-extern "C" __global__ void ember_bn_moments(const ST* x, A* part, long long rows_,
-                                            long long inner_, long long nc_, long long per_) {
+extern "C" __global__ void ember_bn_moments(const ST* x, A* part, A* stats, unsigned int* count,
+                                            long long rows_, long long inner_, long long nc_,
+                                            long long per_) {
   __shared__ A sn[BLOCK];
   __shared__ A sm[BLOCK];
   __shared__ A sq[BLOCK];
+  __shared__ bool last;
   I inner = (I)inner_, nc = (I)nc_, c, start, end;
   chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A n = 0, mean = 0, q = 0;
@@ -94,39 +108,46 @@ extern "C" __global__ void ember_bn_moments(const ST* x, A* part, long long rows
     q += d * (v - mean);
   }
   int t = threadIdx.x;
-  sn[t] = n; sm[t] = mean; sq[t] = q;
-  __syncthreads();
-  for (int s = BLOCK / 2; s > 0; s >>= 1) {
-    if (t < s) merge(sn[t], sm[t], sq[t], sn[t + s], sm[t + s], sq[t + s]);
-    __syncthreads();
-  }
+  block_merge(sn, sm, sq, n, mean, q);
+  I nblocks = gridDim.x / nc;
   if (t == 0) {
     A* o = part + (long long)blockIdx.x * 3;
     o[0] = sn[0]; o[1] = sm[0]; o[2] = sq[0];
+    __threadfence();
+    last = atomicAdd(count + c, 1u) == (unsigned int)(nblocks - 1);
   }
-}
-
-extern "C" __global__ void ember_bn_moments_final(const A* part, A* stats, long long nc_,
-                                                  long long nblocks_) {
-  I nc = (I)nc_, nblocks = (I)nblocks_;
-  I c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= nc) return;
-  A n = 0, m = 0, q = 0;
-  for (I p = 0; p < nblocks; ++p) {
-    const A* o = part + ((long long)c * nblocks + p) * 3;
-    merge(n, m, q, o[0], o[1], o[2]);
+  __syncthreads();
+  if (!last) return;
+  // the channel's last block: its partials merged in a fixed order (thread t: p = t, t + BLOCK..)
+  volatile const A* ps = part + (long long)c * nblocks * 3;
+  n = 0; mean = 0; q = 0;
+  for (I p = t; p < nblocks; p += BLOCK) merge(n, mean, q, ps[p * 3], ps[p * 3 + 1], ps[p * 3 + 2]);
+  block_merge(sn, sm, sq, n, mean, q);
+  if (t == 0) {
+    stats[c] = sm[0];
+    stats[nc + c] = sq[0] / sn[0];
+    count[c] = 0;
   }
-  stats[c] = m;
-  stats[nc + c] = q / n;
 }
 """
 
 _SUMS = """
+__device__ __forceinline__ void block_sums(A* s0, A* s1, A a, A b) {
+  int t = threadIdx.x;
+  s0[t] = a; s1[t] = b;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
+    __syncthreads();
+  }
+}
+
 extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stats, A* part,
-                                         long long rows_, long long inner_, long long nc_,
-                                         long long per_) {
+                                         A* sums, unsigned int* count, A eps, long long rows_,
+                                         long long inner_, long long nc_, long long per_) {
   __shared__ A s0[BLOCK];
   __shared__ A s1[BLOCK];
+  __shared__ bool last;
   I inner = (I)inner_, nc = (I)nc_, c, start, end;
   chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A mean = stats[c];
@@ -138,45 +159,40 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
     b += gv * (ld(x[i]) - mean);
   }
   int t = threadIdx.x;
-  s0[t] = a; s1[t] = b;
-  __syncthreads();
-  for (int s = BLOCK / 2; s > 0; s >>= 1) {
-    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
-    __syncthreads();
-  }
+  block_sums(s0, s1, a, b);
+  I nblocks = gridDim.x / nc;
   if (t == 0) {
     part[(long long)blockIdx.x * 2] = s0[0];
     part[(long long)blockIdx.x * 2 + 1] = s1[0];
+    __threadfence();
+    last = atomicAdd(count + c, 1u) == (unsigned int)(nblocks - 1);
   }
-}
-
-extern "C" __global__ void ember_bn_sums_final(const A* part, const A* stats, A* sums, A eps,
-                                               long long nc_, long long nblocks_) {
-  I nc = (I)nc_, nblocks = (I)nblocks_;
-  I c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= nc) return;
-  A a = 0, b = 0;
-  for (I p = 0; p < nblocks; ++p) {
-    a += part[((long long)c * nblocks + p) * 2];
-    b += part[((long long)c * nblocks + p) * 2 + 1];
+  __syncthreads();
+  if (!last) return;
+  volatile const A* ps = part + (long long)c * nblocks * 2;
+  a = 0; b = 0;
+  for (I p = t; p < nblocks; p += BLOCK) { a += ps[p * 2]; b += ps[p * 2 + 1]; }
+  block_sums(s0, s1, a, b);
+  if (t == 0) {
+    sums[c] = s0[0];
+    sums[nc + c] = s1[0] * ((A)1 / sqrt(stats[nc + c] + eps));
+    count[c] = 0;
   }
-  sums[c] = a;
-  sums[nc + c] = b * ((A)1 / sqrt(stats[nc + c] + eps));
 }
 """
 
 _NORMALIZE = """
-extern "C" __global__ void ember_bn_normalize(const ST* x, ST* y, const A* stats, const A* w,
-                                              const A* b, A eps, long long n_, long long inner_,
+extern "C" __global__ void ember_bn_normalize(const ST* x, ST* y, const A* stats, const WT* w,
+                                              const WT* b, A eps, long long n_, long long inner_,
                                               long long nc_, long long flags) {
   I n = (I)n_, inner = (I)inner_, nc = (I)nc_;
   I step = (I)blockDim.x * gridDim.x;
   for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     I c = (i / inner) % nc;
     A scale = (A)1 / sqrt(stats[nc + c] + eps);
-    if (flags & 1) scale = scale * w[c];
+    if (flags & 1) scale = scale * ldw(w[c]);
     A shift = -stats[c] * scale;
-    if (flags & 2) shift = shift + b[c];
+    if (flags & 2) shift = shift + ldw(b[c]);
     y[i] = st(ld(x[i]) * scale + shift);
   }
 }
@@ -184,7 +200,7 @@ extern "C" __global__ void ember_bn_normalize(const ST* x, ST* y, const A* stats
 
 _GRAD_INPUT = """
 extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx, const A* stats,
-                                               const A* sums, const A* w, A eps, A m,
+                                               const A* sums, const WT* w, A eps, A m,
                                                long long n_, long long inner_, long long nc_,
                                                long long flags) {
   I n = (I)n_, inner = (I)inner_, nc = (I)nc_;
@@ -192,7 +208,7 @@ extern "C" __global__ void ember_bn_grad_input(const ST* g, const ST* x, ST* dx,
   for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     I c = (i / inner) % nc;
     A r = (A)1 / sqrt(stats[nc + c] + eps);
-    A k1 = (flags & 1) ? r * w[c] : r;
+    A k1 = (flags & 1) ? r * ldw(w[c]) : r;
     A k2 = -k1 * r * sums[nc + c] / m;
     A k3 = -k1 * sums[c] / m;
     dx[i] = st(k1 * ld(g[i]) + k2 * (ld(x[i]) - stats[c]) + k3);
@@ -217,17 +233,27 @@ extern "C" __global__ void ember_affine(const ST* x, ST* y, const ST* w, const S
 """
 
 _BODIES = {
-    "moments": (_CHUNK + _MERGE + _MOMENTS, ("ember_bn_moments", "ember_bn_moments_final")),
-    "sums": (_CHUNK + _SUMS, ("ember_bn_sums", "ember_bn_sums_final")),
+    "moments": (_CHUNK + _MERGE + _MOMENTS, ("ember_bn_moments",)),
+    "sums": (_CHUNK + _SUMS, ("ember_bn_sums",)),
     "normalize": (_NORMALIZE, ("ember_bn_normalize",)),
     "grad_input": (_GRAD_INPUT, ("ember_bn_grad_input",)),
     "affine": (_AFFINE, ("ember_affine",)),
 }
 
 
-def source(kind: str, storage: str, wide: bool = False) -> str:
+# How the normalization kernels read the weight and bias: in the accumulation type (``A``) or
+# in the input's storage type (``ST``: a model cast to float16 / bfloat16), each converted in
+# the kernel, so that neither needs a cast launched first.
+_WEIGHTS = {
+    "acc": "typedef A WT;\n__device__ __forceinline__ A ldw(WT v) { return v; }\n",
+    "storage": "typedef ST WT;\n__device__ __forceinline__ A ldw(WT v) { return ld(v); }\n",
+}
+
+
+def source(kind: str, storage: str, wide: bool = False, weights: str = "acc") -> str:
     """The CUDA source of ``kind`` ('moments', 'sums', 'normalize' or 'grad_input') for a
-    storage kind, with 64-bit indices where ``wide``.
+    storage kind, with 64-bit indices where ``wide``, reading weight and bias in the
+    accumulation type or the storage type (``weights``: 'acc' or 'storage').
 
     >>> "ember_bn_normalize" in source("normalize", "f16")
     True
@@ -235,17 +261,40 @@ def source(kind: str, storage: str, wide: bool = False) -> str:
     acc, io = _IO[storage]
     index = "long long" if wide else "unsigned int"
     head = f"#define BLOCK {BLOCK}\ntypedef {acc} A;\ntypedef {index} I;\n"
-    return head + io + _BODIES[kind][0]
+    return head + io + _WEIGHTS[weights] + _BODIES[kind][0]
 
 
-def _kernels(xp, kind: str, x) -> list:
+def _kernels(xp, kind: str, x, weights: str = "acc") -> list:
     storage, wide = storage_kind(x.dtype), x.size >= 2**31
 
     def build():
-        code = source(kind, storage, wide)
+        code = source(kind, storage, wide, weights)
         return [xp.RawKernel(code, name) for name in _BODIES[kind][1]]
 
-    return cached(("batchnorm", kind, storage, wide), build)
+    return cached(("batchnorm", kind, storage, wide, weights), build)
+
+
+def _weights(xp, x, stats, *params) -> tuple:
+    """``(how the kernel reads them, the params as it reads them)``: as they are where all are
+    in the accumulation type or all in ``x``'s 16-bit type, else cast to the accumulation type;
+    an absent param is ``stats`` (the kernel's flags say it is not read)."""
+    acc = stats.dtype
+    present = [p for p in params if p is not None]
+    if all(p.dtype == acc for p in present):
+        weights = "acc"
+    elif x.itemsize == 2 and all(p.dtype == x.dtype for p in present):
+        weights = "storage"
+    else:
+        weights, present = "acc", None
+    out = []
+    for p in params:
+        if p is None:
+            out.append(stats)
+        elif present is None:
+            out.append(_coefficient(xp, p, acc))
+        else:
+            out.append(raw_view(xp, xp.ascontiguousarray(p)))
+    return weights, out
 
 
 def _serves(xp, x) -> bool:
@@ -285,10 +334,10 @@ def moments(xp, x):
     nblocks, per = _split(rows, nc, inner)
     part = xp.empty((nc * nblocks, 3), acc)
     stats = xp.empty((2, nc), acc)
-    k, final = _kernels(xp, "moments", x)
+    (k,) = _kernels(xp, "moments", x)
     i64 = np.int64
-    k((nc * nblocks,), (BLOCK,), (raw_view(xp, x), part, i64(rows), i64(inner), i64(nc), i64(per)))
-    final((-(-nc // BLOCK),), (BLOCK,), (part, stats, i64(nc), i64(nblocks)))
+    args = (raw_view(xp, x), part, stats, counters(xp, x, nc), i64(rows), i64(inner), i64(nc))
+    k((nc * nblocks,), (BLOCK,), args + (i64(per),))
     return stats
 
 
@@ -303,11 +352,10 @@ def sums(xp, g, x, stats, eps: float):
     nblocks, per = _split(rows, nc, inner)
     part = xp.empty((nc * nblocks, 2), acc)
     out = xp.empty((2, nc), acc)
-    k, final = _kernels(xp, "sums", x)
+    (k,) = _kernels(xp, "sums", x)
     i64 = np.int64
-    args = (raw_view(xp, g), raw_view(xp, x), stats, part, i64(rows), i64(inner), i64(nc), i64(per))
-    k((nc * nblocks,), (BLOCK,), args)
-    final((-(-nc // BLOCK),), (BLOCK,), (part, stats, out, acc.type(eps), i64(nc), i64(nblocks)))
+    args = (raw_view(xp, g), raw_view(xp, x), stats, part, out, counters(xp, x, nc), acc.type(eps))
+    k((nc * nblocks,), (BLOCK,), args + (i64(rows), i64(inner), i64(nc), i64(per)))
     return out
 
 
@@ -319,11 +367,10 @@ def normalize(xp, x, stats, w, b, eps: float):
     _, nc, inner = _layout(x)
     acc = acc_dtype(x.dtype)
     stats = _coefficient(xp, stats, acc)
-    w2 = stats if w is None else _coefficient(xp, w, acc)
-    b2 = stats if b is None else _coefficient(xp, b, acc)
+    weights, (w2, b2) = _weights(xp, x, stats, w, b)
     flags = (w is not None) + 2 * (b is not None)
     y = xp.empty(x.shape, x.dtype)
-    (k,) = _kernels(xp, "normalize", x)
+    (k,) = _kernels(xp, "normalize", x, weights)
     i64 = np.int64
     args = (raw_view(xp, x), raw_view(xp, y), stats, w2, b2, acc.type(eps))
     k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(inner), i64(nc), i64(flags)))
@@ -387,9 +434,9 @@ def grad_input(xp, g, x, stats, sums_, w, eps: float):
     rows, nc, inner = _layout(x)
     acc = acc_dtype(x.dtype)
     stats, sums_ = _coefficient(xp, stats, acc), _coefficient(xp, sums_, acc)
-    w2 = stats if w is None else _coefficient(xp, w, acc)
+    weights, (w2,) = _weights(xp, x, stats, w)
     dx = xp.empty(x.shape, x.dtype)
-    (k,) = _kernels(xp, "grad_input", x)
+    (k,) = _kernels(xp, "grad_input", x, weights)
     i64 = np.int64
     args = (raw_view(xp, g), raw_view(xp, x), raw_view(xp, dx), stats, sums_, w2)
     args += (acc.type(eps), acc.type(rows * inner), i64(x.size), i64(inner), i64(nc))

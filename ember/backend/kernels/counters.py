@@ -1,0 +1,35 @@
+"""Zeroed ``unsigned int`` counters for reductions finished in the launch that starts them.
+
+A reduction split over many blocks writes one partial result a block; the last block of a group
+to finish (it counts the group's blocks with ``atomicAdd`` after a ``__threadfence``) merges
+the group's partials in a fixed order, so the result does not depend on which block was last,
+and sets its counter back to 0. The counters are therefore zero between launches and need no
+memset: one array per (array module, device, stream), since launches on one stream run in
+order and launches on two streams never share one. A CUDA graph records the array's address;
+its replays run in order too.
+
+>>> import numpy as np
+>>> from tests.backend._emulator import emulated_xp
+>>> xp = emulated_xp()
+>>> c = counters(xp, np.zeros(3), 5)
+>>> c.dtype, bool((c == 0).all()), counters(xp, np.zeros(3), 5) is c
+(dtype('uint32'), True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_arrays: dict = {}
+
+MIN_SIZE = 1024  # counters allocated at least (a reduction uses one per channel or row)
+
+
+def counters(xp, like, n: int):
+    """At least ``n`` zeroed counters on ``like``'s device, for the current stream."""
+    device = getattr(getattr(like, "device", None), "id", 0)
+    key = (xp, device, xp.cuda.get_current_stream().ptr)
+    c = _arrays.get(key)
+    if c is None or c.size < n:
+        c = _arrays[key] = xp.zeros(max(n, MIN_SIZE), np.uint32)
+    return c
