@@ -544,6 +544,22 @@ def test_the_gpu_range_check_names_the_first_bad_value(xp):
     assert fn(op, xp, t.astype(np.int32)) is NotImplemented  # the body serves other dtypes
 
 
+def test_one_launch_reductions_leave_their_counters_at_zero(xp):
+    """Batch norm's statistics and sums finish in one launch: each channel's last block merges
+    the partials (blocks run in a shuffled order here) and resets the channel's counter, so a
+    second launch gives the same bits."""
+    from ember.backend.kernels import batchnorm as kbn
+    from ember.backend.kernels.counters import counters
+
+    x, g = _rand(64, 3, 300) + 2, _rand(64, 3, 300, seed=1)
+    stats = kbn.moments(xp, x)
+    sums = kbn.sums(xp, g, x, stats, 1e-5)
+    assert not counters(xp, x, 3)[:3].any()
+    np.testing.assert_array_equal(kbn.moments(xp, x), stats)
+    np.testing.assert_array_equal(kbn.sums(xp, g, x, stats, 1e-5), sums)
+    np.testing.assert_allclose(stats, Nm.BatchMoments().forward(np, x), rtol=1e-5)
+
+
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps),
 # max pooling, batch normalization and convolution (numba)
 CPU_CASES = {"ember.static.passes.fuse.FusedElementwise"} | set(CPU_OP_CASES)
