@@ -31,6 +31,7 @@ from .. import dtypes as _dt
 from .._errors import EmberError, ShapeError
 from ..backend import overrides
 from ..backend.arrays import errstate
+from ..backend.kernels import nll as _nll_kernels
 from . import _nll_numba
 from .base import Op, Spec, apply
 from .elementwise import SUB, Clamp, Log, Log1p, const_like, div, mul, neg, sub
@@ -184,6 +185,19 @@ def _nll_loss_grad_cpu(op, xp, g, logp, target):
     """One numba pass (``ember/ops/_nll_numba.py``); NotImplemented where it does not serve."""
     r = _nll_numba.nll_loss_grad(g, logp, target, op.reduction, op.ignore)
     return NotImplemented if r is None else r
+
+
+@overrides.register(NllLoss, "cuda")
+def _nll_loss_cuda(op, xp, logp, target):
+    """One kernel (``ember/backend/kernels/nll.py``); NotImplemented where it does not serve."""
+    return _nll_kernels.nll_loss(xp, logp, target, op.reduction, op.ignore)
+
+
+@overrides.register(NllLossGrad, "cuda")
+def _nll_loss_grad_cuda(op, xp, g, logp, target):
+    """One kernel (two for 'mean' with an ignored class); NotImplemented where it does not
+    serve."""
+    return _nll_kernels.nll_loss_grad(xp, g, logp, target, op.reduction, op.ignore)
 
 
 __all__ = ["BinaryCrossEntropy", "NllLoss", "NllLossGrad"]

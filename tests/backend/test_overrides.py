@@ -526,6 +526,25 @@ CPU_OP_CASES |= {
     ],
 }
 
+_TB = np.where(np.arange(5000) % 7 == 3, -100, np.arange(5000) % 5)  # 5 blocks' partials
+_NLLB = np.log(np.abs(_rand(5000, 5)) + 0.1)
+OP_CASES["ember.ops.loss.NllLoss"] = [  # one launch; partial sums merged by the last block
+    *((NllLoss(r, -100), (_NLL[:, :, :, 0].copy(), _T), 1e-6) for r in ("none", "sum", "mean")),
+    (NllLoss("mean", None), (_NLL[:, :, 0, 0].copy(), np.array([2, 0])), 1e-6),
+    (NllLoss("sum", 1), (_NLL.astype(F64), np.stack([_T, _T], -1)), 1e-12),
+    (NllLoss("mean", -100), (_NLLB, _TB), 1e-6),
+    (NllLoss("mean", -100), (_NLLB.astype(BF16), _TB), 1e-2),
+    (NllLoss("mean", -100), (_NLLB[:2], np.array([-100, -100])), 0.0),  # all ignored: NaN
+]
+OP_CASES["ember.ops.loss.NllLossGrad"] = [
+    (NllLossGrad("mean", -100), (np.asarray(0.5, np.float32), _NLL[:, :, :, 0].copy(), _T), 1e-6),
+    (NllLossGrad("none", -100), (_rand(2, 3), _NLL[:, :, :, 0].copy(), _T), 1e-6),
+    (NllLossGrad("sum", None), (np.asarray(2.0), _NLL.astype(F64), np.stack([_T % 3] * 2, -1)), 0),
+    (NllLossGrad("mean", None), (np.asarray(3.0, np.float32), _NLLB, _TB % 5), 1e-6),
+    (NllLossGrad("mean", -100), (np.asarray(1.0, np.float32), _NLLB, _TB), 1e-6),
+    (NllLossGrad("mean", -100), (np.asarray(1.5, BF16), _NLLB.astype(BF16), _TB), 0),
+]
+
 OP_CASES["ember.ops.checks.CheckRange"] = [  # in range: the flag is False (one block's loop)
     (CheckRange("{value}", 0, 3), (np.arange(600) % 3,), 0.0),
     (CheckRange("{value}", -1, 5, -100), (np.r_[np.arange(-1, 5), -100, 4],), 0.0),
