@@ -6,7 +6,8 @@ the group's partials in a fixed order, so the result does not depend on which bl
 and sets its counter back to 0. The counters are therefore zero between launches and need no
 memset: one array per (array module, device, stream), since launches on one stream run in
 order and launches on two streams never share one. A CUDA graph records the array's address;
-its replays run in order too.
+its replays run in order too (counters first made while a stream captures are zeroed by the
+graph's own memset, ahead of its kernels).
 
 >>> from types import ModuleType, SimpleNamespace as NS
 >>> xp = ModuleType("xp")  # the two CuPy calls used, on NumPy
