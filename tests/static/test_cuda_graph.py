@@ -144,8 +144,9 @@ def test_one_launch_reductions_replay_in_a_graph(gpu):
     # SGD: the first layer's bias, which batch norm cancels, gets gradients of rounding noise only
     eager = step_fn(m_eager, ember.optim.SGD(m_eager.parameters(), lr=0.1))
     compiled = ember.compile(step_fn(m_graph, ember.optim.SGD(m_graph.parameters(), lr=0.1)))
-    for i in range(5):
-        np.testing.assert_allclose(compiled(x, t).item(), eager(x, t).item(), rtol=1e-5)
+    for step in range(5):
+        got, want = compiled(x, t).item(), eager(x, t).item()
+        np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"step {step}")
     for (k, a), b in zip(m_eager.state_dict().items(), m_graph.state_dict().values()):
         np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy(), 1e-5, 1e-6, err_msg=k)
     assert compiled._latest.runner.captures == 1 and gpu.graphs[0].launches == 4
