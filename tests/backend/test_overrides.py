@@ -564,9 +564,9 @@ def test_the_gpu_range_check_names_the_first_bad_value(xp):
 
 
 def test_one_launch_reductions_leave_their_counters_at_zero(xp):
-    """Batch norm's statistics and sums finish in one launch: each channel's last block merges
-    the partials (blocks run in a shuffled order here) and resets the channel's counter, so a
-    second launch gives the same bits."""
+    """Batch norm's statistics and sums, and layer norm's column sums, finish in one launch:
+    each channel's (column tile's) last block merges the partials (blocks run in a shuffled
+    order here) and resets its counter, so a second launch gives the same bits."""
     from ember.backend.kernels import batchnorm as kbn
     from ember.backend.kernels.counters import counters
 
@@ -577,6 +577,12 @@ def test_one_launch_reductions_leave_their_counters_at_zero(xp):
     np.testing.assert_array_equal(kbn.moments(xp, x), stats)
     np.testing.assert_array_equal(kbn.sums(xp, g, x, stats, 1e-5), sums)
     np.testing.assert_allclose(stats, Nm.BatchMoments().forward(np, x), rtol=1e-5)
+    from ember.backend.kernels import sums as ksums  # layer norm's column sums: one tile each
+
+    g2, y2 = _rand(300, 70), _rand(300, 70, seed=2)
+    once = ksums.affine_sums(xp, g2, y2, 300, 70)
+    assert not counters(xp, y2, 3)[:3].any()
+    np.testing.assert_array_equal(ksums.affine_sums(xp, g2, y2, 300, 70), once)
 
 
 # the CPU's overrides: compiled graphs' fused elementwise programs (numba, or NumPy out= steps),

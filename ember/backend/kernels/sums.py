@@ -17,8 +17,8 @@ or integer arrays), and the op's ``forward`` runs.
 the last axes (layer norm's weight and bias gradients): the two column sums ``sum g * y`` and
 ``sum g`` of (rows, cols) arrays in one pass, in float32 (float64 for float64) without widening
 copies. A 256-thread block covers 32 adjacent columns (coalesced reads) and a slice of the rows
-in 8 groups; a second small kernel adds the slices' partial sums in a fixed order, so results
-are deterministic.
+in 8 groups; the last block of a column tile to finish adds the slices' partial sums in a fixed
+order (``counters.py``), so results are deterministic, in one launch.
 
 >>> leading_sum(np, np.ones((4, 3), np.float32), (0,), False)
 NotImplemented
@@ -31,6 +31,7 @@ import numpy as np
 from .. import cuda as _flags
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from . import conv as _conv
+from .counters import counters
 from .matmul import apply_precision, state_applied
 from .rows import _IO
 
@@ -62,12 +63,24 @@ def leading_sum(xp, x, axis, keepdim: bool):
 
 
 _AFFINE_SUMS = """
-extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, long long rows_,
+__device__ __forceinline__ void column_sums(A* s0, A* s1, A a, A b) {  // over the 8 groups
+  int t = threadIdx.x;
+  s0[t] = a; s1[t] = b;
+  __syncthreads();
+  for (int s = 128; s >= 32; s >>= 1) {
+    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, ST* out,
+                                             unsigned int* count, long long rows_,
                                              long long cols_, long long per_) {
   __shared__ A s0[256];
   __shared__ A s1[256];
+  __shared__ bool last;
   long long rows = rows_, cols = cols_, per = per_;
-  long long tiles = (cols + 31) / 32;
+  long long tiles = (cols + 31) / 32, slices = gridDim.x / tiles;
   long long tile = blockIdx.x % tiles, slice = blockIdx.x / tiles;
   int t = threadIdx.x, lane = t % 32, group = t / 32;
   long long c = tile * 32 + lane;
@@ -80,43 +93,40 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
       b += gv;
     }
   }
-  s0[t] = a; s1[t] = b;
-  __syncthreads();
-  for (int s = 128; s >= 32; s >>= 1) {
-    if (t < s) { s0[t] += s0[t + s]; s1[t] += s1[t + s]; }
-    __syncthreads();
-  }
+  column_sums(s0, s1, a, b);
   if (group == 0 && c < cols) {
     part[(slice * cols + c) * 2] = s0[t];
     part[(slice * cols + c) * 2 + 1] = s1[t];
+    __threadfence();
   }
-}
-
-extern "C" __global__ void ember_affine_sums_final(const A* part, A* out, long long cols_,
-                                                   long long slices_) {
-  long long cols = cols_, slices = slices_;
-  long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= cols) return;
-  A a = 0, b = 0;
-  for (long long p = 0; p < slices; ++p) {
-    a += part[(p * cols + c) * 2];
-    b += part[(p * cols + c) * 2 + 1];
+  __syncthreads();
+  if (t == 0) last = atomicAdd(count + tile, 1u) == (unsigned int)(slices - 1);
+  __syncthreads();
+  if (!last) return;
+  // the tile's last block: its columns' partials, slices p = group, group + 8, ... then a tree
+  volatile const A* ps = part;
+  a = 0; b = 0;
+  if (c < cols) {
+    for (long long p = group; p < slices; p += 8) {
+      a += ps[(p * cols + c) * 2];
+      b += ps[(p * cols + c) * 2 + 1];
+    }
   }
-  out[c] = a;
-  out[cols + c] = b;
+  column_sums(s0, s1, a, b);
+  if (group == 0 && c < cols) {
+    out[c] = st(s0[t]);
+    out[cols + c] = st(s1[t]);
+  }
+  if (t == 0) count[tile] = 0;
 }
 """
 
 
-def _affine_kernels(xp, dtype):
+def _affine_kernel(xp, dtype):
     storage = storage_kind(dtype)
     acc, io = _IO[storage]
     code = f"typedef {acc} A;\n" + io + _AFFINE_SUMS
-
-    def build(name):
-        return cached(("affine_sums", storage, name), lambda: xp.RawKernel(code, name))
-
-    return build("ember_affine_sums"), build("ember_affine_sums_final")
+    return cached(("affine_sums", storage), lambda: xp.RawKernel(code, "ember_affine_sums"))
 
 
 def affine_sums(xp, g, y, rows: int, cols: int):
@@ -126,15 +136,12 @@ def affine_sums(xp, g, y, rows: int, cols: int):
         return NotImplemented
     g2 = xp.ascontiguousarray(g).reshape(rows, cols)
     y2 = xp.ascontiguousarray(y).reshape(rows, cols)
-    acc = acc_dtype(y.dtype)
     tiles = -(-cols // 32)
     slices = max(1, min(-(-1024 // tiles), -(-rows // 64)))
     per = -(-rows // slices)
-    part = xp.empty((slices * cols, 2), acc)
-    out = xp.empty((2, cols), acc)
-    k, final = _affine_kernels(xp, y.dtype)
+    part = xp.empty((slices * cols, 2), acc_dtype(y.dtype))
+    out = xp.empty((2, cols), y.dtype)
     i64 = np.int64
-    k((tiles * slices,), (256,), (raw_view(xp, g2), raw_view(xp, y2), part, i64(rows),
-      i64(cols), i64(per)))  # fmt: skip
-    final((-(-cols // 256),), (256,), (part, out, i64(cols), i64(slices)))
-    return out.astype(y.dtype, copy=False)
+    args = (raw_view(xp, g2), raw_view(xp, y2), part, raw_view(xp, out), counters(xp, y, tiles))
+    _affine_kernel(xp, y.dtype)((tiles * slices,), (256,), args + (i64(rows), i64(cols), i64(per)))
+    return out
