@@ -34,7 +34,7 @@ from ember.ops.loss import NllLoss, NllLossGrad
 from ember.ops.movement import Reshape
 from ember.ops.norm import LayerNormalize
 from ember.ops.reduce import Sum
-from ember.ops.softmax import LogSoftmax, Softmax
+from ember.ops.softmax import LogSoftmax, Softmax, SoftmaxGrad
 from ember.static import passes
 from ember.static.ir import Graph
 
@@ -131,6 +131,20 @@ OP_CASES = {
         (LogSoftmax(1), (_rand(3, 4, 9, dtype=np.float64),), 1e-13),
         (LogSoftmax(-1), (_rand(3, 64, dtype=np.float64),), 1e-13),  # in registers
         (LogSoftmax(-1), (_rand(2, 8192),), 1e-5),  # too long for registers
+    ],
+    "ember.ops.softmax.SoftmaxGrad": [
+        (SoftmaxGrad(1, False), (_rand(5, 70), Softmax(1).forward(np, _rand(5, 70, seed=1))), 1e-6),
+        (
+            SoftmaxGrad(1, True),
+            (_rand(3, 4, 9, dtype=F64), LogSoftmax(1).forward(np, _rand(3, 4, 9, dtype=F64))),
+            1e-13,
+        ),
+        (
+            SoftmaxGrad(1, True),
+            (_rand(4, 700, dtype=BF16), LogSoftmax(1).forward(np, _rand(4, 700, dtype=BF16))),
+            2e-2,
+        ),
+        (SoftmaxGrad(0, False), (_rand(6, 3), Softmax(0).forward(np, _rand(6, 3, seed=2))), 1e-6),
     ],
     "ember.ops.norm.LayerNormalize": [
         (LayerNormalize(1, 1e-5), (_rand(4, 33),), 2e-6),

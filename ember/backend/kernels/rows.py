@@ -9,9 +9,9 @@ in shared memory (a tree over the block's threads, float32 or float64 accumulati
 Rows must be C-contiguous along the reduced axis: the callers move the axis last and copy when
 it is not.
 
-These are the CUDA overrides of ``ember.ops.softmax.Softmax`` / ``LogSoftmax`` and
-``ember.ops.norm.LayerNormalize`` / ``LayerNormGradInput`` (registered there), and ``row_sum``
-serves ``ember.ops.reduce.Sum`` over the last axis of 16-bit arrays (softmax's gradient): each
+These are the CUDA overrides of ``ember.ops.softmax.Softmax`` / ``LogSoftmax`` / ``SoftmaxGrad``
+and ``ember.ops.norm.LayerNormalize`` / ``LayerNormGradInput`` (registered there), and
+``row_sum`` serves ``ember.ops.reduce.Sum`` over the last axis of 16-bit arrays: each
 computes the same formula as the op's ``forward``, which is the reference the tests compare it
 with (``layer_norm_grad`` in the form ``rstd * g + k2 * (x - mean) + k3``). Each returns
 ``NotImplemented`` where it does not serve the call (no CUDA kernels in ``xp``, an empty array,
@@ -115,6 +115,30 @@ extern "C" __global__ void ember_softmax(const ST* x, ST* y, long long n) {
 #else
   for (long long j = threadIdx.x; j < n; j += BLOCK) yr[j] = st(exp(ld(xr[j]) - m) / s);
 #endif
+}
+"""
+
+# Softmax's input gradient from the output y: y * (g - sum(g * y)); log-softmax's (LOG) from its
+# output: g - exp(y) * sum(g). Two passes over the row: the sum, then the write.
+_SOFTMAX_GRAD = """
+extern "C" __global__ void ember_softmax_grad(const ST* g, const ST* y, ST* dx, long long n) {
+  __shared__ A red[BLOCK];
+  const long long row = (long long)blockIdx.x * n;
+  A s = 0;
+#if LOG
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += ld(g[row + j]);
+#else
+  for (long long j = threadIdx.x; j < n; j += BLOCK) s += ld(g[row + j]) * ld(y[row + j]);
+#endif
+  s = block_sum(s, red);
+  for (long long j = threadIdx.x; j < n; j += BLOCK) {
+#if LOG
+    dx[row + j] = st(ld(g[row + j]) - exp(ld(y[row + j])) * s);
+#else
+    A yv = ld(y[row + j]);
+    dx[row + j] = st(yv * (ld(g[row + j]) - s));
+#endif
+  }
 }
 """
 
@@ -321,6 +345,7 @@ extern "C" __global__ void ember_row_sum(const ST* x, ST* y, long long n) {
 _BODIES = {
     "softmax": (_SOFTMAX, "ember_softmax"),
     "softmax_registers": (_SOFTMAX_REGISTERS, "ember_softmax_registers"),
+    "softmax_grad": (_SOFTMAX_GRAD, "ember_softmax_grad"),
     "layer_norm": (_LAYER_NORM, "ember_layer_norm"),
     "layer_norm_registers": (_LAYER_NORM_REGISTERS, "ember_layer_norm_registers"),
     "layer_norm_grad": (_LAYER_NORM_GRAD, "ember_layer_norm_grad"),
@@ -401,6 +426,26 @@ def softmax(xp, x, dim: int, log: bool):
     return y if last else xp.ascontiguousarray(xp.moveaxis(y, -1, dim))
 
 
+def softmax_grad(xp, g, y, dim: int, log: bool):
+    """``SoftmaxGrad``: softmax's (or, with ``log``, log-softmax's) input gradient from its
+    output ``y`` along ``dim``, one kernel per row, or ``NotImplemented`` (see the module
+    docstring; also where ``g`` and ``y`` differ in dtype or shape)."""
+    if not fused(xp) or y.size == 0 or not served(y.dtype):
+        return NotImplemented
+    if g.dtype != y.dtype or g.shape != y.shape:
+        return NotImplemented
+    dim %= y.ndim
+    last = dim == y.ndim - 1
+    gs, ys = (a if last else xp.moveaxis(a, dim, -1) for a in (g, y))
+    (g2, n), (y2, _) = _rows(xp, gs, 1), _rows(xp, ys, 1)
+    dx2 = xp.empty(y2.shape, y2.dtype)
+    b = block_for(n)
+    k = kernel(xp, "softmax_grad", y.dtype, log, b)
+    k((y2.shape[0],), (b,), (raw_view(xp, g2), raw_view(xp, y2), raw_view(xp, dx2), np.int64(n)))
+    dx = dx2.reshape(ys.shape)
+    return dx if last else xp.ascontiguousarray(xp.moveaxis(dx, -1, dim))
+
+
 def layer_norm(xp, x, axes: int, eps: float):
     """``(x - mean) / sqrt(var + eps)`` over the last ``axes`` axes, one kernel per row, or
     ``NotImplemented`` (see the module docstring)."""
@@ -446,4 +491,13 @@ def row_sum(xp, x, keepdim: bool):
     return y.reshape(x.shape[:-1] + ((1,) if keepdim else ()))
 
 
-__all__ = ["softmax", "layer_norm", "layer_norm_grad", "row_sum", "source", "block_for", "BLOCK"]
+__all__ = [
+    "softmax",
+    "softmax_grad",
+    "layer_norm",
+    "layer_norm_grad",
+    "row_sum",
+    "source",
+    "block_for",
+    "BLOCK",
+]
