@@ -9,7 +9,8 @@ When the windows tile the input (kernel == stride, no padding or dilation: ``Max
 each window offset is one strided slice, and pooling is kh * kw elementwise passes instead of
 a gather of every window; the backward pass reuses the forward pass's maxima.
 
-On the CPU, with numba installed, MaxPool2d and MaxPoolScatter have overrides
+On a GPU, MaxPool2d and MaxPoolScatter are one kernel each (``ember.backend.kernels.pool``:
+C-contiguous float inputs, any window). On the CPU, with numba installed, they have overrides
 (``ember.backend.overrides``) for 2x2 tiled windows of C-contiguous or channels-last memory:
 one numba loop each (``_pool_numba``), results in the input's layout. Other windows, and
 everything until the kernel is compiled (in the background, cached on disk) or without numba,
@@ -41,6 +42,7 @@ from .._config import state
 from .._errors import ShapeError
 from ..backend import overrides
 from ..backend.arrays import may_hold, strided_view, sum_at
+from ..backend.kernels import pool as _pool_kernels
 from ..dtypes import is_float_np
 from . import _pool_numba
 from .base import Op, Spec, apply
@@ -404,6 +406,20 @@ def _max_pool_scatter_cpu(op: MaxPoolScatter, xp, g, x):
     if two:
         return _pool_numba.scatter(mod, g, x, code)
     return _pool_numba.scattered(mod, op, g, x, code)
+
+
+@overrides.register(MaxPool2d, "cuda")
+def _max_pool_cuda(op: MaxPool2d, xp, x):
+    """One kernel (``ember/backend/kernels/pool.py``); NotImplemented where it does not serve."""
+    hw = op.out_hw(x.shape[2], x.shape[3]) if x.ndim == 4 else (0, 0)
+    return _pool_kernels.max_pool(xp, x, *_fields(op)[:4], hw)
+
+
+@overrides.register(MaxPoolScatter, "cuda")
+def _max_pool_scatter_cuda(op: MaxPoolScatter, xp, g, x):
+    """One kernel, a thread per input element (no atomics); NotImplemented where it does not
+    serve."""
+    return _pool_kernels.max_pool_scatter(xp, g, x, *_fields(op)[:4])
 
 
 @dataclass(frozen=True)

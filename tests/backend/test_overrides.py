@@ -25,7 +25,7 @@ from ember.ops import conv as C
 from ember.ops import elementwise as ew
 from ember.ops import norm as Nm
 from ember.ops import pool as Pl
-from ember.ops.base import apply
+from ember.ops.base import Spec, apply
 from ember.ops.broadcast import SumTo
 from ember.ops.checks import CheckRange
 from ember.ops.elementwise import Exp
@@ -539,6 +539,33 @@ CPU_OP_CASES |= {
         (CheckRange("{value}", -1, 5, -100), (np.arange(-1, 5),), 0.0),
     ],
 }
+
+_STEM = ((3, 3), (2, 2), (1, 1), (1, 1), False)  # ResNet's pool
+_ODD = ((3, 2), (2, 1), (1, 0), (2, 1), True)  # dilation, ceil mode (a window over the edge)
+
+
+def _gpu_pool(params, dtype, shape, seed, nan=True):
+    """MaxPool2d and MaxPoolScatter cases of one geometry: ties, -inf, and a NaN."""
+    x = _rand(*shape, dtype=dtype, seed=seed)
+    x[..., 1, :] = 0  # ties
+    x[0, 0, 2, 2] = -np.inf
+    if nan:
+        x[-1, -1, 0, 0] = np.nan
+    op = Pl.MaxPool2d(*params)
+    g = _rand(*op.infer(Spec(x.shape, None)).shape, dtype=dtype, seed=seed + 1)
+    tol = {np.float32: 1e-6, F64: 1e-13}.get(dtype, 1e-2)
+    return (op, (x,), tol), (Pl.MaxPoolScatter(*params), (g, x), tol)
+
+
+_GPU_POOLS = [
+    _gpu_pool(((2, 2), (2, 2), (0, 0), (1, 1), False), np.float32, (2, 3, 8, 8), 3),
+    _gpu_pool(_STEM, np.float32, (2, 3, 9, 8), 4),
+    _gpu_pool(_STEM, F64, (1, 2, 7, 7), 5, nan=False),
+    _gpu_pool(_ODD, np.float32, (2, 2, 9, 7), 6),
+    _gpu_pool(_STEM, BF16, (2, 2, 6, 6), 7),
+]
+OP_CASES["ember.ops.pool.MaxPool2d"] = [fwd for fwd, _ in _GPU_POOLS]
+OP_CASES["ember.ops.pool.MaxPoolScatter"] = [bwd for _, bwd in _GPU_POOLS]
 
 _TB = np.where(np.arange(5000) % 7 == 3, -100, np.arange(5000) % 5)  # 5 blocks' partials
 _NLLB = np.log(np.abs(_rand(5000, 5)) + 0.1)
