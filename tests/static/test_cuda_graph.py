@@ -60,10 +60,10 @@ def _data(n=4, device="cuda"):
     return x, y
 
 
-def _step_fn(model, opt):
+def _step_fn(model, opt, loss_fn=F.mse_loss):
     def step(x, y):
         opt.zero_grad()
-        loss = F.mse_loss(model(x), y)
+        loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -127,23 +127,14 @@ def test_one_launch_reductions_replay_in_a_graph(gpu):
         ember.manual_seed(0)
         return nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
 
-    def step_fn(model, opt):
-        def step(x, t):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), t)
-            loss.backward()
-            opt.step()
-            return loss
-
-        return step
-
     rng = np.random.default_rng(2)
     x = ember.tensor(rng.standard_normal((16, 6)).astype(np.float32)).to("cuda")
     t = ember.tensor(rng.integers(0, 3, 16)).to("cuda")
     m_eager, m_graph = net().to("cuda"), net().to("cuda")
     # SGD: the first layer's bias, which batch norm cancels, gets gradients of rounding noise only
-    eager = step_fn(m_eager, ember.optim.SGD(m_eager.parameters(), lr=0.1))
-    compiled = ember.compile(step_fn(m_graph, ember.optim.SGD(m_graph.parameters(), lr=0.1)))
+    sgd = [ember.optim.SGD(m.parameters(), lr=0.1) for m in (m_eager, m_graph)]
+    eager = _step_fn(m_eager, sgd[0], F.cross_entropy)
+    compiled = ember.compile(_step_fn(m_graph, sgd[1], F.cross_entropy))
     for step in range(5):
         got, want = compiled(x, t).item(), eager(x, t).item()
         np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"step {step}")

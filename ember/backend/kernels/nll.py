@@ -37,6 +37,17 @@ __device__ __forceinline__ long long clamp_class(long long t, long long c) {
   return t < 0 ? 0 : (t >= c ? c - 1 : t);
 }
 
+// every thread's (sum, n) added up into (red[0], red_n[0]) by a tree over the block
+__device__ __forceinline__ void block_sums(A* red, long long* red_n, A sum, long long n) {
+  int t = threadIdx.x;
+  red[t] = sum; red_n[t] = n;
+  __syncthreads();
+  for (int h = BLOCK / 2; h > 0; h >>= 1) {
+    if (t < h) { red[t] += red[t + h]; red_n[t] += red_n[t + h]; }
+    __syncthreads();
+  }
+}
+
 // flags: 1 a class is ignored, 2 reduce (else 'none': one loss a target), 4 'mean',
 // 8 the count (in the accumulation type) to count_out[0] too
 extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST* out,
@@ -60,12 +71,7 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
     if (flags & 2) sum += v; else out[i] = st(v);
   }
   if (!(flags & 2)) return;
-  red[t] = sum; red_n[t] = n;
-  __syncthreads();
-  for (int h = BLOCK / 2; h > 0; h >>= 1) {
-    if (t < h) { red[t] += red[t + h]; red_n[t] += red_n[t + h]; }
-    __syncthreads();
-  }
+  block_sums(red, red_n, sum, n);
   if (t == 0) {
     part[blockIdx.x] = red[0]; part_n[blockIdx.x] = red_n[0];
     __threadfence();
@@ -77,12 +83,7 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
   volatile const long long* pn = part_n;
   sum = 0; n = 0;
   for (int b = t; b < (int)gridDim.x; b += BLOCK) { sum += ps[b]; n += pn[b]; }
-  red[t] = sum; red_n[t] = n;
-  __syncthreads();
-  for (int h = BLOCK / 2; h > 0; h >>= 1) {
-    if (t < h) { red[t] += red[t + h]; red_n[t] += red_n[t + h]; }
-    __syncthreads();
-  }
+  block_sums(red, red_n, sum, n);
   if (t == 0) {
     A total = ld(st(red[0]));  // the body's sum, rounded to logp's dtype
     A count = ld(st((A)red_n[0]));

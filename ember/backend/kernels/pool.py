@@ -50,22 +50,31 @@ __device__ __forceinline__ int chosen(const ST* p, const Pool& q, long long oy, 
   return nan >= 0 ? nan : best;
 }
 
-__device__ __forceinline__ Pool pool(const long long* s) {
-  Pool q = {s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11]};
-  return q;
+// the geometry, passed as 12 scalars (h, w, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw)
+#define POOL_PARAMS long long s0, long long s1, long long s2, long long s3, long long s4, \
+    long long s5, long long s6, long long s7, long long s8, long long s9, long long s10, \
+    long long s11
+#define POOL_GEOMETRY Pool q = {s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11}
+#define EACH(i, n) \
+  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; \
+       i += (long long)BLOCK * gridDim.x)
+
+// element i of (planes, rows, cols): its plane, row and column
+__device__ __forceinline__ void place(long long i, long long rows, long long cols,
+                                      long long& plane, long long& r, long long& c) {
+  plane = i / (rows * cols);
+  long long rest = i - plane * rows * cols;
+  r = rest / cols;
+  c = rest - r * cols;
 }
 """
 
 _FORWARD = """
-extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, long long s0,
-    long long s1, long long s2, long long s3, long long s4, long long s5, long long s6,
-    long long s7, long long s8, long long s9, long long s10, long long s11) {
-  const long long s[12] = {s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11};
-  Pool q = pool(s);
-  long long step = (long long)BLOCK * gridDim.x;
-  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step) {
-    long long plane = i / (q.ho * q.wo), r = i - plane * q.ho * q.wo;
-    long long oy = r / q.wo, ox = r - oy * q.wo;
+extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, POOL_PARAMS) {
+  POOL_GEOMETRY;
+  EACH(i, n) {
+    long long plane, oy, ox;
+    place(i, q.ho, q.wo, plane, oy, ox);
     const ST* p = x + plane * q.h * q.w;
     A m = NEG_INF;
     for (int k = 0; k < q.kh * q.kw; ++k) {
@@ -80,14 +89,11 @@ extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, long 
 
 _SCATTER = """
 extern "C" __global__ void ember_max_pool_scatter(const ST* g, const ST* x, ST* dx, long long n,
-    long long s0, long long s1, long long s2, long long s3, long long s4, long long s5,
-    long long s6, long long s7, long long s8, long long s9, long long s10, long long s11) {
-  const long long s[12] = {s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11};
-  Pool q = pool(s);
-  long long step = (long long)BLOCK * gridDim.x;
-  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step) {
-    long long plane = i / (q.h * q.w), r = i - plane * q.h * q.w;
-    long long y = r / q.w, x0 = r - y * q.w;
+                                                  POOL_PARAMS) {
+  POOL_GEOMETRY;
+  EACH(i, n) {
+    long long plane, y, x0;
+    place(i, q.h, q.w, plane, y, x0);
     const ST* p = x + plane * q.h * q.w;
     const ST* gp = g + plane * q.ho * q.wo;
     A acc = 0;
