@@ -158,7 +158,8 @@ def _reduce(xp, logp, target, reduction: str, ignore, count_out=None):
     reduce = reduction != "none"
     flags = (ignore is not None) + 2 * reduce + 4 * (reduction == "mean")
     out = xp.empty(() if reduce else target.shape, logp.dtype)
-    blocks = max(1, min(-(-m // (BLOCK * 4)), MAX_BLOCKS)) if reduce else -(-m // BLOCK)
+    blocks = max(1, min(-(-m // (BLOCK * 4)) if reduce else -(-m // BLOCK), 65535))
+    blocks = min(blocks, MAX_BLOCKS) if reduce else blocks
     part = xp.empty(blocks if reduce else 1, acc)
     part_n = xp.empty(blocks if reduce else 1, np.int64)
     i64 = np.int64
