@@ -59,6 +59,31 @@ def test_max_pool_matches_torch(setting, data):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.fake_kernels
+@pytest.mark.parametrize("setting", SETTINGS, ids=[str(s) for s in SETTINGS])
+@pytest.mark.parametrize("data", ["ties", "nan", "nan-grad"])
+def test_gpu_kernels_match_torch(fake_cuda, setting, data):
+    """On the fake CuPy with its emulated kernels: MaxPool2d and its gradient as one kernel
+    each (``ember/backend/kernels/pool.py``) give PyTorch's maxima, indices and gradients
+    (sums of a position's windows in another order: float64 rounding)."""
+    from ember.backend import kernels
+
+    rng = np.random.default_rng(1)
+    x = np.maximum(np.round(rng.standard_normal((2, 3, 8, 6))), 0)
+    if data.startswith("nan"):
+        x[0, 0, 0, 1] = x[0, 0, 1, 0] = x[1, 2, 3, 3] = np.nan
+    g = rng.standard_normal(tuple(torch.nn.functional.max_pool2d(torch.tensor(x), *setting).shape))
+    if data == "nan-grad":
+        g[0, 0, 0, 0] = np.nan
+    ex = ember.tensor(x, device="cuda", requires_grad=True)
+    out, idx = ember.nn.functional.max_pool2d(ex, *setting, return_indices=True)
+    out.backward(ember.tensor(g, device="cuda"))
+    got = out.detach().cpu().numpy(), idx.cpu().numpy(), ex.grad.cpu().numpy()
+    for a, b in zip(got, _torch_pool(x, g, *setting)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    assert {k[1] for k in kernels._cache if k[0] == "max_pool"} == {"max", "scatter"}
+
+
 def test_tiled_and_general_paths_agree():
     rng = np.random.default_rng(1)
     x = np.maximum(np.round(rng.standard_normal((2, 3, 8, 8)) * 2), 0)

@@ -50,10 +50,8 @@ __device__ __forceinline__ int chosen(const ST* p, const Pool& q, long long oy, 
   return nan >= 0 ? nan : best;
 }
 
-// the geometry, passed as 12 scalars (h, w, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw)
-#define POOL_PARAMS long long s0, long long s1, long long s2, long long s3, long long s4, \
-    long long s5, long long s6, long long s7, long long s8, long long s9, long long s10, \
-    long long s11
+// the geometry, passed as 12 scalars s0..s11 (h, w, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw;
+// spelt out in each signature, which CuPy's stand-ins read)
 #define POOL_GEOMETRY Pool q = {s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11}
 #define EACH(i, n) \
   for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; \
@@ -70,7 +68,9 @@ __device__ __forceinline__ void place(long long i, long long rows, long long col
 """
 
 _FORWARD = """
-extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, POOL_PARAMS) {
+extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, long long s0,
+    long long s1, long long s2, long long s3, long long s4, long long s5, long long s6,
+    long long s7, long long s8, long long s9, long long s10, long long s11) {
   POOL_GEOMETRY;
   EACH(i, n) {
     long long plane, oy, ox;
@@ -89,7 +89,8 @@ extern "C" __global__ void ember_max_pool(const ST* x, ST* y, long long n, POOL_
 
 _SCATTER = """
 extern "C" __global__ void ember_max_pool_scatter(const ST* g, const ST* x, ST* dx, long long n,
-                                                  POOL_PARAMS) {
+    long long s0, long long s1, long long s2, long long s3, long long s4, long long s5,
+    long long s6, long long s7, long long s8, long long s9, long long s10, long long s11) {
   POOL_GEOMETRY;
   EACH(i, n) {
     long long plane, y, x0;
