@@ -118,6 +118,7 @@ extern "C" __global__ void ember_bn_moments(const ST* x, A* part, A* stats, unsi
   }
   __syncthreads();
   if (!last) return;
+  __threadfence();  // the other blocks' partials, read after their count
   // the channel's last block: its partials merged in a fixed order (thread t: p = t, t + BLOCK..)
   volatile const A* ps = part + (long long)c * nblocks * 3;
   n = 0; mean = 0; q = 0;
@@ -169,6 +170,7 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
   }
   __syncthreads();
   if (!last) return;
+  __threadfence();  // the other blocks' partials, read after their count
   volatile const A* ps = part + (long long)c * nblocks * 2;
   a = 0; b = 0;
   for (I p = t; p < nblocks; p += BLOCK) { a += ps[p * 2]; b += ps[p * 2 + 1]; }

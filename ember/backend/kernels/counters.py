@@ -1,13 +1,13 @@
 """Zeroed ``unsigned int`` counters for reductions finished in the launch that starts them.
 
 A reduction split over many blocks writes one partial result a block; the last block of a group
-to finish (it counts the group's blocks with ``atomicAdd`` after a ``__threadfence``) merges
-the group's partials in a fixed order, so the result does not depend on which block was last,
-and sets its counter back to 0. The counters are therefore zero between launches and need no
-memset: one array per (array module, device, stream), since launches on one stream run in
-order and launches on two streams never share one. A CUDA graph records the array's address;
-its replays run in order too (counters first made while a stream captures are zeroed by the
-graph's own memset, ahead of its kernels).
+to finish (it counts the group's blocks with ``atomicAdd`` after a ``__threadfence``; the last
+one fences again before it reads) merges the group's partials in a fixed order, so the result
+does not depend on which block was last, and sets its counter back to 0. The counters are
+therefore zero between launches and need no memset: one array per (array module, device,
+stream), since launches on one stream run in order and launches on two streams never share
+one. A CUDA graph records the array's address; its replays run in order too (counters first
+made while a stream captures are zeroed by the graph's own memset, ahead of its kernels).
 
 >>> from types import ModuleType, SimpleNamespace as NS
 >>> xp = ModuleType("xp")  # the two CuPy calls used, on NumPy

@@ -79,6 +79,7 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
   }
   __syncthreads();
   if (!last) return;
+  __threadfence();  // the other blocks' partials, read after their count
   volatile const A* ps = part;
   volatile const long long* pn = part_n;
   sum = 0; n = 0;

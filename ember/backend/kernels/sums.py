@@ -103,6 +103,7 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
   if (t == 0) last = atomicAdd(count + tile, 1u) == (unsigned int)(slices - 1);
   __syncthreads();
   if (!last) return;
+  __threadfence();  // the other blocks' partials, read after their count
   // the tile's last block: its columns' partials, slices p = group, group + 8, ... then a tree
   volatile const A* ps = part;
   a = 0; b = 0;
