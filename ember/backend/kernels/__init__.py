@@ -139,6 +139,16 @@ def address(a) -> int:
     return a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr
 
 
+def grid(n: int, block: int) -> int:
+    """Blocks for a grid-stride loop over ``n`` elements: one per ``block`` of them, at most
+    65535.
+
+    >>> grid(1000, 256), grid(0, 256), grid(10**9, 256)
+    (4, 1, 65535)
+    """
+    return max(1, min(-(-n // block), 65535))
+
+
 def raw_view(xp, a):
     """``a`` as the array a RawKernel source reads: 16-bit floats as their uint16 bits."""
     if a.dtype.itemsize == 2:

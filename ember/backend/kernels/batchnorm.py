@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import acc_dtype, cached, fused, raw_view, served, storage_kind
-from .counters import counters
+from . import acc_dtype, cached, fused, grid, raw_view, served, storage_kind
+from .counters import LAST_BLOCK, counters
 from .optim import specialize
 from .rows import _IO
 from .vectorized import Vectorized
@@ -96,7 +96,6 @@ extern "C" __global__ void ember_bn_moments(const ST* x, A* part, A* stats, unsi
   __shared__ A sn[BLOCK];
   __shared__ A sm[BLOCK];
   __shared__ A sq[BLOCK];
-  __shared__ bool last;
   I inner = (I)inner_, nc = (I)nc_, c, start, end;
   chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A n = 0, mean = 0, q = 0;
@@ -113,12 +112,8 @@ extern "C" __global__ void ember_bn_moments(const ST* x, A* part, A* stats, unsi
   if (t == 0) {
     A* o = part + (long long)blockIdx.x * 3;
     o[0] = sn[0]; o[1] = sm[0]; o[2] = sq[0];
-    __threadfence();
-    last = atomicAdd(count + c, 1u) == (unsigned int)(nblocks - 1);
   }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other blocks' partials, read after their count
+  if (!last_block(count + c, (unsigned int)nblocks)) return;
   // the channel's last block: its partials merged in a fixed order (thread t: p = t, t + BLOCK..)
   volatile const A* ps = part + (long long)c * nblocks * 3;
   n = 0; mean = 0; q = 0;
@@ -127,7 +122,6 @@ extern "C" __global__ void ember_bn_moments(const ST* x, A* part, A* stats, unsi
   if (t == 0) {
     stats[c] = sm[0];
     stats[nc + c] = sq[0] / sn[0];
-    count[c] = 0;
   }
 }
 """
@@ -148,7 +142,6 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
                                          long long inner_, long long nc_, long long per_) {
   __shared__ A s0[BLOCK];
   __shared__ A s1[BLOCK];
-  __shared__ bool last;
   I inner = (I)inner_, nc = (I)nc_, c, start, end;
   chunk((I)rows_, inner, nc, (I)per_, c, start, end);
   A mean = stats[c];
@@ -165,12 +158,8 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
   if (t == 0) {
     part[(long long)blockIdx.x * 2] = s0[0];
     part[(long long)blockIdx.x * 2 + 1] = s1[0];
-    __threadfence();
-    last = atomicAdd(count + c, 1u) == (unsigned int)(nblocks - 1);
   }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other blocks' partials, read after their count
+  if (!last_block(count + c, (unsigned int)nblocks)) return;
   volatile const A* ps = part + (long long)c * nblocks * 2;
   a = 0; b = 0;
   for (I p = t; p < nblocks; p += BLOCK) { a += ps[p * 2]; b += ps[p * 2 + 1]; }
@@ -178,7 +167,6 @@ extern "C" __global__ void ember_bn_sums(const ST* g, const ST* x, const A* stat
   if (t == 0) {
     sums[c] = s0[0];
     sums[nc + c] = s1[0] * ((A)1 / sqrt(stats[nc + c] + eps));
-    count[c] = 0;
   }
 }
 """
@@ -235,8 +223,8 @@ extern "C" __global__ void ember_affine(const ST* x, ST* y, const ST* w, const S
 """
 
 _BODIES = {
-    "moments": (_CHUNK + _MERGE + _MOMENTS, ("ember_bn_moments",)),
-    "sums": (_CHUNK + _SUMS, ("ember_bn_sums",)),
+    "moments": (_CHUNK + LAST_BLOCK + _MERGE + _MOMENTS, ("ember_bn_moments",)),
+    "sums": (_CHUNK + LAST_BLOCK + _SUMS, ("ember_bn_sums",)),
     "normalize": (_NORMALIZE, ("ember_bn_normalize",)),
     "grad_input": (_GRAD_INPUT, ("ember_bn_grad_input",)),
     "affine": (_AFFINE, ("ember_affine",)),
@@ -318,10 +306,6 @@ def _split(rows: int, nc: int, inner: int) -> tuple:
     return per_channel, -(-total // per_channel)
 
 
-def _grid(n: int) -> int:
-    return max(1, min(-(-n // BLOCK), 65535))
-
-
 def _coefficient(xp, a, acc):
     return xp.ascontiguousarray(a, dtype=acc)
 
@@ -375,7 +359,7 @@ def normalize(xp, x, stats, w, b, eps: float):
     (k,) = _kernels(xp, "normalize", x, weights)
     i64 = np.int64
     args = (raw_view(xp, x), raw_view(xp, y), stats, w2, b2, acc.type(eps))
-    k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(inner), i64(nc), i64(flags)))
+    k((grid(x.size, BLOCK),), (BLOCK,), args + (i64(x.size), i64(inner), i64(nc), i64(flags)))
     return y
 
 
@@ -398,7 +382,7 @@ def affine(xp, x, w, b, a: int, c: int, ell: int):
     i64 = np.int64
     flags = (w is not None) + 2 * (b is not None)
     args = (raw_view(xp, x), raw_view(xp, y), raw_view(xp, w2), raw_view(xp, b2))
-    k((_grid(x.size),), (BLOCK,), args + (i64(x.size), i64(ell), i64(c), i64(flags)))
+    k((grid(x.size, BLOCK),), (BLOCK,), args + (i64(x.size), i64(ell), i64(c), i64(flags)))
     return y
 
 
@@ -442,7 +426,7 @@ def grad_input(xp, g, x, stats, sums_, w, eps: float):
     i64 = np.int64
     args = (raw_view(xp, g), raw_view(xp, x), raw_view(xp, dx), stats, sums_, w2)
     args += (acc.type(eps), acc.type(rows * inner), i64(x.size), i64(inner), i64(nc))
-    k((_grid(x.size),), (BLOCK,), args + (i64(w is not None),))
+    k((grid(x.size, BLOCK),), (BLOCK,), args + (i64(w is not None),))
     return dx
 
 

@@ -21,6 +21,24 @@ from __future__ import annotations
 
 import numpy as np
 
+# The device side, for a kernel's source: every thread of a block calls ``last_block`` once the
+# block's partial result is written; it is true in the group's last block to finish, whose
+# threads may then read every partial.
+LAST_BLOCK = """
+__device__ __forceinline__ bool last_block(unsigned int* count, unsigned int blocks) {
+  __shared__ bool last;
+  __threadfence();  // this block's partial, written before it counts
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(count, 1u) == blocks - 1;
+    if (last) *count = 0;  // every other block of the group has counted: zero for the next launch
+  }
+  __syncthreads();
+  if (last) __threadfence();  // the other blocks' partials, read after their counts
+  return last;
+}
+"""
+
 _arrays: dict = {}
 
 MIN_SIZE = 1024  # counters allocated at least (a reduction uses one per channel or row)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import acc_dtype, cached, fused, raw_view, served, storage_kind
-from .counters import counters
+from . import acc_dtype, cached, fused, grid, raw_view, served, storage_kind
+from .counters import LAST_BLOCK, counters
 from .rows import _IO
 
 BLOCK = 256
@@ -56,7 +56,6 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
                                      long long s, long long ignore, long long flags) {
   __shared__ A red[BLOCK];
   __shared__ long long red_n[BLOCK];
-  __shared__ bool last;
   int t = threadIdx.x;
   A sum = 0;
   long long n = 0;
@@ -74,12 +73,8 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
   block_sums(red, red_n, sum, n);
   if (t == 0) {
     part[blockIdx.x] = red[0]; part_n[blockIdx.x] = red_n[0];
-    __threadfence();
-    last = atomicAdd(counter, 1u) == gridDim.x - 1;
   }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other blocks' partials, read after their count
+  if (!last_block(counter, gridDim.x)) return;
   volatile const A* ps = part;
   volatile const long long* pn = part_n;
   sum = 0; n = 0;
@@ -90,7 +85,6 @@ extern "C" __global__ void ember_nll(const ST* logp, const long long* target, ST
     A count = ld(st((A)red_n[0]));
     out[0] = st((flags & 4) ? total / count : total);
     if (flags & 8) count_out[0] = count;
-    counter[0] = 0;
   }
 }
 """
@@ -123,7 +117,9 @@ def _kernel(xp, kind: str, dtype):
     def build():
         acc, io = _IO[storage]
         head = f"#define BLOCK {BLOCK}\ntypedef {acc} A;\n" + io
-        src, name = (_LOSS, "ember_nll") if kind == "loss" else (_GRAD, "ember_nll_grad")
+        src, name = (
+            (LAST_BLOCK + _LOSS, "ember_nll") if kind == "loss" else (_GRAD, "ember_nll_grad")
+        )
         return xp.RawKernel(head + src, name)
 
     return cached(("nll", kind, storage), build)
@@ -159,8 +155,7 @@ def _reduce(xp, logp, target, reduction: str, ignore, count_out=None):
     reduce = reduction != "none"
     flags = (ignore is not None) + 2 * reduce + 4 * (reduction == "mean")
     out = xp.empty(() if reduce else target.shape, logp.dtype)
-    blocks = max(1, min(-(-m // (BLOCK * 4)) if reduce else -(-m // BLOCK), 65535))
-    blocks = min(blocks, MAX_BLOCKS) if reduce else blocks
+    blocks = min(grid(m, BLOCK * 4), MAX_BLOCKS) if reduce else grid(m, BLOCK)
     part = xp.empty(blocks if reduce else 1, acc)
     part_n = xp.empty(blocks if reduce else 1, np.int64)
     i64 = np.int64
@@ -202,8 +197,7 @@ def nll_loss_grad(xp, g, logp, target, reduction: str, ignore):
     i64 = np.int64
     args = (raw_view(xp, g), target, raw_view(xp, out), count, n, i64(out.size), i64(c), i64(s))
     k = _kernel(xp, "grad", logp.dtype)
-    blocks = max(1, min(-(-out.size // BLOCK), 65535))
-    k((blocks,), (BLOCK,), args + (i64(0 if ignore is None else ignore), i64(flags)))
+    k((grid(out.size, BLOCK),), (BLOCK,), args + (i64(0 if ignore is None else ignore), i64(flags)))
     return out
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cached, fused, raw_view, served, storage_kind
+from . import cached, fused, grid, raw_view, served, storage_kind
 from .rows import _IO
 
 BLOCK = 256
@@ -133,10 +133,6 @@ def _geometry(x, out_hw, kernel, stride, padding, dilation) -> tuple:
     return tuple(np.int64(v) for v in (h, w, *out_hw, *kernel, *stride, *padding, *dilation))
 
 
-def _grid(n: int) -> int:
-    return max(1, min(-(-n // BLOCK), 65535))
-
-
 def max_pool(xp, x, kernel, stride, padding, dilation, out_hw):
     """``MaxPool2d``: each window's maximum (NaN propagating), (N, C, Ho, Wo)."""
     if not _serves(xp, x):
@@ -146,7 +142,7 @@ def max_pool(xp, x, kernel, stride, padding, dilation, out_hw):
         return NotImplemented
     geometry = _geometry(x, out_hw, kernel, stride, padding, dilation)
     args = (raw_view(xp, x), raw_view(xp, y), np.int64(y.size)) + geometry
-    _kernel(xp, "max", x.dtype)((_grid(y.size),), (BLOCK,), args)
+    _kernel(xp, "max", x.dtype)((grid(y.size, BLOCK),), (BLOCK,), args)
     return y
 
 
@@ -159,7 +155,7 @@ def max_pool_scatter(xp, g, x, kernel, stride, padding, dilation):
     dx = xp.empty(x.shape, x.dtype)
     geometry = _geometry(x, g.shape[2:], kernel, stride, padding, dilation)
     args = (raw_view(xp, g), raw_view(xp, x), raw_view(xp, dx), np.int64(x.size)) + geometry
-    _kernel(xp, "scatter", x.dtype)((_grid(x.size),), (BLOCK,), args)
+    _kernel(xp, "scatter", x.dtype)((grid(x.size, BLOCK),), (BLOCK,), args)
     return dx
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from .. import cuda as _flags
 from . import acc_dtype, cached, fused, raw_view, served, storage_kind
 from . import conv as _conv
-from .counters import counters
+from .counters import LAST_BLOCK, counters
 from .matmul import apply_precision, state_applied
 from .rows import _IO
 
@@ -78,7 +78,6 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
                                              long long cols_, long long per_) {
   __shared__ A s0[256];
   __shared__ A s1[256];
-  __shared__ bool last;
   long long rows = rows_, cols = cols_, per = per_;
   long long tiles = (cols + 31) / 32, slices = gridDim.x / tiles;
   long long tile = blockIdx.x % tiles, slice = blockIdx.x / tiles;
@@ -97,13 +96,8 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
   if (group == 0 && c < cols) {
     part[(slice * cols + c) * 2] = s0[t];
     part[(slice * cols + c) * 2 + 1] = s1[t];
-    __threadfence();
   }
-  __syncthreads();
-  if (t == 0) last = atomicAdd(count + tile, 1u) == (unsigned int)(slices - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other blocks' partials, read after their count
+  if (!last_block(count + tile, (unsigned int)slices)) return;
   // the tile's last block: its columns' partials, slices p = group, group + 8, ... then a tree
   volatile const A* ps = part;
   a = 0; b = 0;
@@ -118,7 +112,6 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
     out[c] = st(s0[t]);
     out[cols + c] = st(s1[t]);
   }
-  if (t == 0) count[tile] = 0;
 }
 """
 
@@ -126,7 +119,7 @@ extern "C" __global__ void ember_affine_sums(const ST* g, const ST* y, A* part, 
 def _affine_kernel(xp, dtype):
     storage = storage_kind(dtype)
     acc, io = _IO[storage]
-    code = f"typedef {acc} A;\n" + io + _AFFINE_SUMS
+    code = f"typedef {acc} A;\n" + io + LAST_BLOCK + _AFFINE_SUMS
     return cached(("affine_sums", storage), lambda: xp.RawKernel(code, "ember_affine_sums"))
 
 
