@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from tests._fakecupy import _manifest
+from tests.backend import _nvrtc
 
 try:  # the real CuPy (imports without a GPU), taken before any test installs the fake
     import cupy as REAL_CUPY
@@ -223,6 +224,42 @@ def test_kernel_type_mismatch_is_cupys(fake_cuda):
     p = fake_cuda.zeros(3, BF16)
     with pytest.raises(TypeError, match="Type is mismatched. buf float32 bfloat16 T"):
         k(fake_cuda.ones(3, BF16), p, fake_cuda.zeros(3, np.float32))
+
+
+def test_raw_kernel_arguments_must_match_the_parameters(fake_cuda):
+    if not fake_cuda.kernels_on():
+        fake_cuda.reset(kernels=True)
+    src = 'extern "C" __global__ void probe(float* y, int n, float s, bool b) { y[0] = s + n + b; }'
+    k = fake_cuda.RawKernel(src, "probe")
+    y = fake_cuda.zeros(1, np.float32)
+    k((1,), (1,), (y, np.int32(1), np.float32(2), True))
+    assert float(y[0].get()) == 4
+    k((1,), (1,), (y, 3, np.float32(2), np.bool_(False)))  # an int64: the low 4 bytes are 3
+    assert float(y[0].get()) == 5
+    with pytest.raises(TypeError, match=r"argument 1 is c_long.* \(8 bytes\), but .*'int'"):
+        k((1,), (1,), (y, 2**40, np.float32(2), True))  # the low 4 bytes are not 2**40
+    with pytest.raises(TypeError, match="argument 1 is c_short"):
+        k((1,), (1,), (y, np.int16(1), np.float32(2), True))  # 2 bytes where 4 are read
+    with pytest.raises(TypeError, match="argument 2 is c_double"):
+        k((1,), (1,), (y, 1, 2.0, True))  # CuPy passes a Python float as a double
+    with pytest.raises(TypeError, match="argument 0 is c_float .*'float\\*' .*a pointer"):
+        k((1,), (1,), (np.float32(1), 1, np.float32(2), True))
+
+
+@pytest.mark.skipif(not _nvrtc.available(), reason="needs CuPy, NVRTC and CUDA's headers")
+def test_kernels_nvrtc_refuses_fail_their_launch(fake_cuda):
+    if not fake_cuda.kernels_on():
+        fake_cuda.reset(kernels=True)
+    y = fake_cuda.zeros(2, np.float32)
+    host_only = 'extern "C" __global__ void probe(float* y) { y[0] = std::fmax(1.0f, 2.0f); }'
+    k = fake_cuda.RawKernel(host_only.replace("std::fmax", "fmaxf"), "probe")
+    k((1,), (1,), (y,))  # g++ and NVRTC both take this one
+    k = fake_cuda.RawKernel(host_only, "probe")  # g++ takes std::fmax, NVRTC does not
+    with pytest.raises(_nvrtc.CompileError, match='namespace "std" has no member "fmax"'):
+        k((1,), (1,), (y,))
+    e = fake_cuda.ElementwiseKernel("T x", "T y", "y = std::fmax(x, x)", "probe_ew")
+    with pytest.raises(_nvrtc.CompileError, match="probe_ew"):
+        e(fake_cuda.ones(2, np.float32), y)
 
 
 def test_capture_refuses_host_transfers_and_runs_nothing(fake_cuda):

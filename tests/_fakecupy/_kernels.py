@@ -18,8 +18,11 @@ caches them), with CuPy's rules around them:
   address (strides are the kernel's business, as on a GPU). The PTX conversions ember uses for
   float16 (``cvt.f32.f16`` / ``cvt.rn.f16.f32``) are mapped to C++.
 
-Launches are recorded while a stream captures (``_gpu``). This checks the sources' arithmetic
-and the Python around them, not CUDA compilation (nvrtc is stricter than g++ in places).
+A ``RawKernel`` argument must match its parameter's size and kind (CuPy packs each argument
+by its own: a Python int is 8 bytes, a float a double). Launches are recorded while a stream
+captures (``_gpu``). Each source is compiled by NVIDIA's NVRTC as well, as CuPy compiles it
+(``tests/backend/_nvrtc.py``): g++ checks the arithmetic and the Python around it, NVRTC the
+CUDA.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import string
 
 import numpy as np
 
-from tests.backend import _emulator
+from tests.backend import _emulator, _nvrtc
 
 from . import _gpu, _manifest
 from ._array import check, ndarray
@@ -59,6 +62,7 @@ _PRELUDE = r"""
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 typedef _Float16 float16;
 struct bfloat16 {
@@ -211,6 +215,7 @@ class ElementwiseKernel:
         self.operation, self.name, self.preamble = operation, name, preamble
         self.no_return, self.return_tuple = no_return, return_tuple
         self.kwargs = kwargs
+        self._spec = (in_params, out_params, operation, name, preamble)
         self.__name__ = name
         self.calls = 0
 
@@ -295,6 +300,8 @@ class ElementwiseKernel:
             if not p.raw and o.shape != shape:
                 raise ValueError("Out shape is mismatched")
         scalar_in = [type(a) is not ndarray for a in in_args]
+        layouts, ndim = _layouts(in_args + out_args, params, shape)
+        _nvrtc.check_elementwise(self._spec, in_types + out_types, layouts, ndim, self.kwargs)
         lib = _emulator._compile(self._source(in_types, out_types, types, scalar_in))
 
         def launch():
@@ -335,6 +342,22 @@ class ElementwiseKernel:
             dst[...] = src
 
 
+def _layouts(args, params, shape) -> tuple:
+    """Each argument's ``(ndim, c_contiguous)`` in CuPy's generated kernel (None: a scalar), and
+    the loop's ndim: CuPy folds the non-raw arrays to one dimension when all are contiguous and
+    of the loop's shape (``_reduce_dims``); raw arrays keep theirs."""
+    nonraw = [a for a, p in zip(args, params) if type(a) is ndarray and not p.raw]
+    folded = all(a.shape == shape and a._a.flags.c_contiguous for a in nonraw)
+    ndim = 1 if folded and len(shape) > 1 else len(shape)
+    layouts = tuple(
+        None if type(a) is not ndarray
+        else (a.ndim, a._a.flags.c_contiguous) if p.raw
+        else (ndim, folded)
+        for a, p in zip(args, params)
+    )  # fmt: skip
+    return layouts, ndim
+
+
 _ARG = {
     np.dtype(np.bool_): ctypes.c_bool,
     np.dtype(np.int8): ctypes.c_int8,
@@ -348,6 +371,52 @@ _ARG = {
     np.dtype(np.float32): ctypes.c_float,
     np.dtype(np.float64): ctypes.c_double,
 }
+
+
+def param_table(types: list[str]) -> str:
+    """C++ source of ``ember_params``: each kernel parameter's bytes * 4 + pointer * 2 +
+    floating point, as the compiler sees the types (typedefs and macros resolved; the source
+    includes ``<type_traits>`` first)."""
+    rows = "".join(
+        f"sizeof({t}) * 4 + std::is_pointer<{t}>::value * 2 + std::is_floating_point<{t}>::value, "
+        for t in types
+    )
+    return f'extern "C" const unsigned long long ember_params[] = {{{rows}0}};\n'
+
+
+def param_infos(lib, n: int) -> list[int]:
+    """The ``ember_params`` table of a library compiled with ``param_table``."""
+    return list((ctypes.c_ulonglong * n).in_dll(lib, "ember_params"))
+
+
+def check_arguments(name: str, types: list[str], infos: list[int], args, holders) -> None:
+    """Each launch argument must give its parameter the right bytes. CuPy passes each argument
+    by its own size and kind (a Python int or bool as 8 bytes, a float as a double) and the
+    driver reads the parameter's size from there: a float parameter needs a float32, a double a
+    float64, an integer parameter an integer at least as wide (it reads the low bytes) whose
+    value fits. On a GPU a mismatch reads the wrong bytes, silently, where the emulators' C++
+    casts might not."""
+    for k, (param, info, a, held) in enumerate(zip(types, infos, args, holders)):
+        size, pointer, floating = info >> 2, bool(info & 2), bool(info & 1)
+        array = hasattr(a, "shape") and not isinstance(a, np.generic)
+        if pointer or array:
+            same = pointer == array
+        elif floating or isinstance(held, ctypes.c_float | ctypes.c_double):
+            same = (
+                floating
+                and ctypes.sizeof(held) == size
+                and isinstance(held, ctypes.c_float | ctypes.c_double)
+            )
+        else:
+            bits = 8 * size
+            same = ctypes.sizeof(held) >= size and -(2 ** (bits - 1)) <= held.value < 2**bits
+        if not same:
+            given = "an array" if array else f"{type(held).__name__} ({ctypes.sizeof(held)} bytes)"
+            raise TypeError(
+                f"fakecupy RawKernel {name}: argument {k} is {given}, but the parameter is "
+                f"'{param}' ({size} bytes{', a pointer' if pointer else ''}); on a GPU the "
+                "kernel would read the wrong bytes"
+            )
 
 
 def _kernel_params(code: str, name: str) -> list[str]:
@@ -366,6 +435,7 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
+        self._nvrtc_checked = False
         src = _ptx(code)
         call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
         launcher = string.Template(r"""
@@ -385,7 +455,10 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
   for (auto& th : threads) th.join();
 }
 """).substitute(name=name, call=call)
-        self._lib = _emulator._compile(_PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + src + launcher)
+        self._lib = _emulator._compile(
+            _PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + src + param_table(self._types) + launcher
+        )
+        self._params = param_infos(self._lib, len(self._types))
         self.calls = 0
 
     def __call__(self, grid, block, args, **kwargs):
@@ -400,20 +473,22 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         if len(args) != len(self._types):
             raise TypeError(f"{self.name}: {len(self._types)} arguments expected, got {len(args)}")
         check(tuple(args))
+        if not self._nvrtc_checked:  # CuPy compiles on the first launch
+            _nvrtc.check_raw(self.code, self.name, self.options)
+            self._nvrtc_checked = True
         holders = []
         for a in args:
             if type(a) is ndarray:
                 holders.append(ctypes.c_void_p(a._a.__array_interface__["data"][0]))
             elif isinstance(a, np.generic):
                 holders.append(_ARG[a.dtype](a.item()))
-            elif isinstance(a, bool):
-                holders.append(ctypes.c_bool(a))
-            elif isinstance(a, int):
+            elif isinstance(a, int):  # a bool too, as CuPy's ``_pointer`` has it
                 holders.append(ctypes.c_longlong(a))
             elif isinstance(a, float):
                 holders.append(ctypes.c_double(a))
             else:
                 raise TypeError(f"Unsupported type {type(a)}")
+        check_arguments(self.name, self._types, self._params, args, holders)
         ptrs = (ctypes.c_void_p * max(len(holders), 1))(*[ctypes.addressof(h) for h in holders])
         g, b = int(grid[0]), int(block[0])
 

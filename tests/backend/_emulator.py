@@ -14,9 +14,9 @@ source strings ember hands to CuPy with g++:
   shuffled order (a GPU promises none), each with ``blockDim`` real threads. Only the features
   ember's kernels use are mapped.
 
-This checks the kernels' arithmetic, indexing and the Python glue that launches them; it says
-nothing about speed, memory coalescing, warp behaviour or CUDA compile errors (the nvcc check
-in ``test_kernels.py`` covers the last where nvcc is installed).
+This checks the kernels' arithmetic, indexing and the Python glue that launches them, and each
+``RawKernel`` argument against its parameter's size and kind; NVRTC compiles every source too
+(``_nvrtc``). It says nothing about speed, memory coalescing or warp behaviour.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import threading
 import types
 
 import numpy as np
+
+from . import _nvrtc
 
 CXX = shutil.which("g++")
 _CACHE = os.path.join(tempfile.gettempdir(), f"ember-cuda-emu-{os.getuid()}")
@@ -55,6 +57,7 @@ _CTYPE_OF = {
 }
 
 _RAW_PRELUDE = r"""
+#include <type_traits>
 #include <barrier>
 #include <cmath>
 #include <cstring>
@@ -124,6 +127,8 @@ class ElementwiseKernel:
     def __init__(self, in_params, out_params, operation, name="kernel", **kwargs) -> None:
         self.ins, self.outs = _params(in_params), _params(out_params)
         self.operation, self.name = operation, name
+        self.spec = (in_params, out_params, operation, name, kwargs.get("preamble", ""))
+        self.kwargs = kwargs
         self.calls = 0
 
     def _source(self, types_: dict) -> str:
@@ -167,6 +172,11 @@ class ElementwiseKernel:
             else:
                 assert typ in _CTYPES, f"{self.name}: scalar for {typ} {name}"
                 scalars.append(float(arg))
+        dtypes = [a.dtype if isinstance(a, np.ndarray) else np.dtype(t)
+                  for (t, _, _), a in zip(self.ins + self.outs, args)]  # fmt: skip
+        ndim = min(len(shape), 1)  # CuPy folds same-shape contiguous arrays to one dimension
+        layouts = [(ndim, True) if isinstance(a, np.ndarray) else None for a in args]
+        _nvrtc.check_elementwise(self.spec, tuple(dtypes), tuple(layouts), ndim, self.kwargs)
         lib = _compile(self._source(types_))
         ptrs = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
         vals = (ctypes.c_double * max(len(scalars), 1))(*scalars)
@@ -180,14 +190,20 @@ class RawKernel:
     """CuPy's RawKernel, compiled for the CPU: blocks in turn, ``blockDim.x`` threads each."""
 
     def __init__(self, code: str, name: str, **kwargs) -> None:
-        from tests._fakecupy._kernels import _ptx  # float16's PTX conversions as C++
+        from tests._fakecupy._kernels import _kernel_params, _ptx, param_infos, param_table
 
-        self.code, self.name = code, name
-        self.lib = _compile(_RAW_PRELUDE + _ptx(code))
+        self.code, self.name, self.options = code, name, tuple(kwargs.get("options", ()))
+        self.types = _kernel_params(code, name)
+        self.lib = _compile(_RAW_PRELUDE + _ptx(code) + param_table(self.types))
+        self.params = param_infos(self.lib, len(self.types))
         self.calls = 0
 
     def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        from tests._fakecupy._kernels import check_arguments
+
         assert len(grid) == 1 and len(block) == 1, "1-D launches only"
+        if not self.calls:  # CuPy compiles on the first launch
+            _nvrtc.check_raw(self.code, self.name, self.options)
         cargs = []
         for a in args:
             if isinstance(a, np.ndarray):
@@ -195,6 +211,7 @@ class RawKernel:
                 cargs.append(ctypes.c_void_p(a.ctypes.data))
             else:
                 cargs.append(_CTYPE_OF[np.asarray(a).dtype](a))
+        check_arguments(self.name, self.types, self.params, args, cargs)
         fn = getattr(self.lib, self.name)
         n = int(block[0])
         errors: list = []

@@ -4,15 +4,13 @@ The kernel sources in ``ember.backend.kernels`` run here through ``_emulator`` (
 the very strings ember gives CuPy) and must match the bodies they override (the ops' ``forward``,
 the optimizers' NumPy ``update``), which are the CPU's own computations: optimizer updates bit
 for bit, row kernels to rounding. cuDNN graphs run with a stand-in frontend (``_fakecudnn``)
-that convolves with PyTorch. Where nvcc is installed, every source also has to compile for sm_90
-(no GPU needed). ``test_overrides.py`` checks every registered override against its reference
-and the one place that picks them; real-GPU comparisons are in ``test_gpu.py``.
+that convolves with PyTorch. Every source also has to compile for sm_90 with NVIDIA's NVRTC
+(``_nvrtc``, no GPU needed). ``test_overrides.py`` checks every registered override against its
+reference and the one place that picks them; real-GPU comparisons are in ``test_gpu.py``.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import types
 
 import ml_dtypes
@@ -32,7 +30,7 @@ from ember.ops.linalg import MatMul
 from ember.ops.norm import LayerNormalize
 from ember.ops.softmax import LogSoftmax, Softmax
 
-from . import _emulator
+from . import _emulator, _nvrtc
 
 pytestmark = pytest.mark.skipif(not _emulator.available(), reason="needs g++ to emulate kernels")
 
@@ -381,60 +379,26 @@ def test_im2col_path_runs_on_a_non_numpy_module(xp, xs, ws, stride, padding, dil
     np.testing.assert_allclose(dw, C.Conv2dGradWeight(ws, *p).forward(np, x, g), 1e-4, 1e-4)
 
 
-# -- every source compiles for a GPU (nvcc, no device needed) ---------------------------------
+# -- every variant compiles for a GPU (NVRTC, no device needed) -------------------------------
+# Each kernel the tests launch is compiled by NVRTC on its first launch (``_nvrtc``); these are
+# the row and optimizer variants spelt out, whether a test launches them or not.
 
-NVCC = shutil.which("nvcc")
-
-
-def _elementwise_as_cuda(name: str, src, storage: str, acc) -> str:
-    """An ElementwiseKernel spelled out as CuPy generates it: in-params const, out-params refs."""
-    ins, outs, op = koptim.specialize(src, acc)
-    ctype = {"float32": "float", "float64": "double"}
-    params, loads = [], []
-    for spec, out in ((ins, False), (outs, True)):
-        for p in spec.split(", "):
-            typ, var = p.split()
-            if typ in ("T", "G"):
-                params.append(f"{storage}* _{var}")
-                ref = "&" if out else ""
-                loads.append(f"{'' if out else 'const '}{storage}{ref} {var} = _{var}[i_];")
-            else:
-                params.append(f"{ctype[typ]} {var}")
-    return (
-        f'extern "C" __global__ void {name}(long long n, {", ".join(params)}) {{\n'
-        "  long long i_ = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  if (i_ >= n) return;\n"
-        f"  typedef {storage} T;\n  typedef {storage} G;\n  " + "\n  ".join(loads) + "\n"
-        f"  {{\n{op}\n  }}\n}}\n"
-    )
+STORAGES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
-def test_sources_compile_with_nvcc(tmp_path):
-    units = []
-    for kind in ("softmax", "layer_norm"):
-        for storage in ("f32", "f64", "f16", "bf16"):
-            for log in (False, True) if kind == "softmax" else (False,):
-                units.append(rows.source(kind, storage, rows.BLOCK, log))
-    storages = (("float", np.float32), ("double", np.float64), ("__half", np.float32),
-                ("__nv_bfloat16", np.float32))  # fmt: skip
-    sources = [("adam", koptim.adam_source(a, d)) for a in (False, True) for d in (False, True)] + [
-        ("sgd", koptim.sgd_source(m, n)) for m, n in ((False, False), (True, False), (True, True))
-    ]
-    sources += [("rms", koptim.rmsprop_source(c, m)) for c in (False, True) for m in (False, True)]
-    ew = []
-    for i, (name, src) in enumerate(sources):
-        for j, (storage, acc) in enumerate(storages):
-            ew.append(_elementwise_as_cuda(f"ew_{name}_{i}_{j}", src, storage, acc))
-    units.append("".join(ew))
-    # one translation unit (one nvcc run): each source in a namespace of its own
-    body = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-    for i, unit in enumerate(units):
-        unit = unit.replace('extern "C" ', "").replace("#include <cuda_fp16.h>\n", "")
-        unit = unit.replace("#include <cuda_bf16.h>\n", "")
-        body += f"#undef BLOCK\n#undef LOG\nnamespace u{i} {{\n{unit}\n}}\n"
-    path = tmp_path / "kernels.cu"
-    path.write_text(body)
-    cmd = [NVCC, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"), str(path)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+@pytest.mark.skipif(not _nvrtc.available(), reason="needs CuPy, NVRTC and CUDA's headers")
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_row_and_optimizer_variants_compile_with_nvrtc(storage):
+    for kind, (_, name) in rows._BODIES.items():
+        for log in (False, True) if kind == "softmax" else (False,):
+            _nvrtc.check_raw(rows.source(kind, storage, rows.BLOCK, log), name)
+    sources = [koptim.adam_source(a, d) for a in (False, True) for d in (False, True)]
+    sources += [koptim.sgd_source(m, n) for m, n in ((False, False), (True, False), (True, True))]
+    sources += [koptim.rmsprop_source(c, m) for c in (False, True) for m in (False, True)]
+    dtype = np.dtype(STORAGES[storage])
+    for i, src in enumerate(sources):
+        ins, outs, op = koptim.specialize(src, kernels.acc_dtype(dtype))
+        params = [p.split() for p in f"{ins}, {outs}".split(", ")]
+        types = tuple(dtype if len(t) == 1 else np.dtype(t) for t, _ in params)
+        layouts = tuple((1, True) if len(t) == 1 else None for t, _ in params)
+        _nvrtc.check_elementwise((ins, outs, op, f"ember_opt{i}", ""), types, layouts, 1, {})

@@ -1,0 +1,142 @@
+"""NVIDIA's NVRTC behind the test doubles' kernels: every CUDA source they run must compile.
+
+The fake CuPy (``tests/_fakecupy/_kernels.py``) and the kernel emulator (``_emulator.py``) run
+ember's kernel sources through g++, which accepts code NVRTC refuses (host-only functions,
+C++ library headers, mistyped intrinsics, a kernel name missing from the source) and refuses
+code NVRTC accepts (PTX ``asm``). So each source they compile is also compiled here, the way
+CuPy compiles it on a GPU machine, for ``sm_90`` (H100 / H200), with no GPU:
+
+- a ``RawKernel`` source as given, with its options;
+- an ``ElementwiseKernel`` as the code CuPy's own generator writes for the call's dtypes,
+  dimensions and scalars (``cupy._core._kernel._get_elementwise_kernel_code``), after CuPy's
+  headers, as ``compile_with_cache`` prepends them;
+- CuPy's compiler options (``assemble_cupy_compiler_options``, ``-ftz=true``,
+  ``--device-as-default-execution-space``), CUDA's headers from the ``nvidia-cuda-runtime-cu12``
+  wheel, and a cubin whose symbols must name the kernel (``get_function`` on a GPU).
+
+A refused source raises ``CompileError`` with NVRTC's log and the source, at the launch (CuPy
+compiles on first use). Sources that compiled are remembered on disk. ``available()`` says
+whether the real CuPy, NVRTC and the headers are installed (the ``test`` extra installs them);
+without them the doubles skip this check.
+
+>>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k")  # compiles
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import os
+import tempfile
+
+import numpy as np
+
+ARCH = "90"
+_CACHE = os.path.join(tempfile.gettempdir(), f"ember-nvrtc-{os.getuid()}")
+
+
+class CompileError(RuntimeError):
+    """NVRTC refused a kernel source (CuPy raises ``cupy.cuda.compiler.CompileException``)."""
+
+
+@functools.cache
+def _cupy():
+    """The real CuPy's code generator and compiler, or None where they are not installed."""
+    try:
+        kernel = importlib.import_module("cupy._core._kernel")
+        core = importlib.import_module("cupy._core.core")
+        carray = importlib.import_module("cupy._core._carray")
+        scalar = importlib.import_module("cupy._core._scalar")
+        compiler = importlib.import_module("cupy.cuda.compiler")
+        compiler._get_nvrtc_version()  # loads the NVRTC library
+        runtime = importlib.import_module("nvidia.cuda_runtime")
+    except Exception:  # no CuPy, no NVRTC library, or the fake CuPy in sys.modules
+        return None
+    include = os.path.join(list(runtime.__path__)[0], "include")
+    if not os.path.exists(os.path.join(include, "cuda_bf16.h")):
+        return None
+    options = tuple(
+        o
+        for o in core.assemble_cupy_compiler_options(())
+        if not (o.startswith("-I") and os.path.exists(os.path.join(o[2:], "cuda_runtime.h")))
+    )  # CUDA's headers from the wheel that matches NVRTC, not whichever toolkit is installed
+    options += (f"-I{include}", "-ftz=true", "--device-as-default-execution-space")
+    headers = "".join(f"#include <{h}>\n" for h in core._cupy_header_list)
+    return kernel, carray, scalar, compiler, options, headers
+
+
+def available() -> bool:
+    """Whether kernel sources are compiled by the real NVRTC too (CuPy, NVRTC, CUDA headers)."""
+    return _cupy() is not None
+
+
+def _compile(source: str, name: str, options: tuple) -> None:
+    """Compile ``source`` to an ``sm_90`` cubin that holds ``name``; CompileError otherwise."""
+    _, _, _, compiler, base, _ = _cupy()
+    options = base + tuple(options) + (f"-arch=sm_{ARCH}",)
+    digest = hashlib.sha256(repr((source, name, options)).encode()).hexdigest()[:24]
+    mark = os.path.join(_CACHE, f"nvrtc{digest}.ok")
+    if os.path.exists(mark):
+        return
+    try:
+        cubin, _ = compiler._NVRTCProgram(source, "kern.cu", method="cubin").compile(options)
+    except compiler.CompileException as e:
+        raise CompileError(f"NVRTC refused kernel {name!r}:\n{e}\n{source}") from None
+    if b"\0" + name.encode() + b"\0" not in cubin:  # the ELF symbol table's entry
+        raise CompileError(f"NVRTC: no kernel named {name!r} in the compiled source\n{source}")
+    os.makedirs(_CACHE, exist_ok=True)
+    with open(mark, "w"):
+        pass
+
+
+def check_raw(code: str, name: str, options: tuple = ()) -> None:
+    """A ``RawKernel(code, name, options)`` source must compile (``CompileError`` otherwise).
+
+    >>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k")
+    """
+    if available():
+        _compile(code, name, options)
+
+
+def check_elementwise(
+    spec: tuple, types: tuple, layouts: tuple, loop_ndim: int, kwargs: dict
+) -> None:
+    """An ``ElementwiseKernel`` launch's generated source must compile (``CompileError``).
+
+    ``spec`` is the kernel's ``(in_params, out_params, operation, name, preamble)``, ``types``
+    each parameter's dtype as CuPy decided it, ``layouts`` each argument's ``(ndim,
+    c_contiguous)`` as the kernel indexes it (None for a scalar), ``loop_ndim`` the indexer's
+    dimensions and ``kwargs`` the kernel's ``loop_prep``, ``after_loop`` and ``options``.
+
+    >>> import numpy as np
+    >>> f32 = np.dtype(np.float32)
+    >>> check_elementwise(("T x", "T y", "y = x * 2", "twice", ""), (f32, f32),
+    ...                   ((1, True), (1, True)), 1, {})
+    """
+    if not available():
+        return
+    kernel, carray, scalar, _, _, headers = _cupy()
+    in_params, out_params, operation, name, preamble = spec
+    ins = kernel._get_param_info(in_params, True)
+    outs = kernel._get_param_info(out_params, False)
+    dtypes = tuple(np.dtype(t).type for t in types)
+    _, _, type_map = kernel._decide_params_type(ins, outs, dtypes[: len(ins)], dtypes[len(ins) :])
+    infos = []
+    for t, layout in zip(dtypes, layouts):
+        if layout is None:
+            infos.append(kernel._ArgInfo(3, scalar.CScalar, t, 0, True, True))
+        else:
+            infos.append(kernel._ArgInfo(1, _ndarray(), t, layout[0], layout[1], True))
+    infos.append(kernel._ArgInfo(2, carray.Indexer, None, loop_ndim, True, True))
+    params = ins + outs + (kernel.ParameterInfo("CIndexer _ind", False),)
+    code = kernel._get_elementwise_kernel_code(
+        tuple(infos), type_map, params, operation, name, preamble,
+        kwargs.get("loop_prep", ""), kwargs.get("after_loop", ""),
+    )  # fmt: skip
+    _compile(headers + code, name, tuple(kwargs.get("options", ())))
+
+
+@functools.cache
+def _ndarray():
+    return importlib.import_module("cupy").ndarray
