@@ -262,6 +262,23 @@ def test_kernels_nvrtc_refuses_fail_their_launch(fake_cuda):
         e(fake_cuda.ones(2, np.float32), y)
 
 
+def test_launches_must_fit_an_sm_90_gpu(fake_cuda):
+    if not fake_cuda.kernels_on():
+        fake_cuda.reset(kernels=True)
+    y = fake_cuda.zeros(1, np.float32)
+    k = fake_cuda.RawKernel('extern "C" __global__ void probe(float* y) { y[0] = 1; }', "probe")
+    k((1,), (1024,), (y,))
+    for grid, block in (((1,), (1025,)), ((0,), (32,)), ((1,), (0,))):
+        with pytest.raises(_nvrtc.LaunchError, match="CUDA_ERROR_INVALID_VALUE"):
+            k(grid, block, (y,))
+    with pytest.raises(_nvrtc.LaunchError, match="too many resources requested for launch"):
+        _nvrtc.check_launch("probe", (1,), (1024,), 0, (72, 0))  # 72 x 1024 > 65536 registers
+    _nvrtc.check_launch("probe", (1,), (1024,), 0, (64, 0))
+    _nvrtc.check_launch("probe", (1,), (256,), 0, (255, 0))
+    with pytest.raises(_nvrtc.LaunchError, match="40960 \\+ 16384 bytes of shared memory"):
+        _nvrtc.check_launch("probe", (1,), (256,), 16384, (32, 40960))
+
+
 def test_capture_refuses_host_transfers_and_runs_nothing(fake_cuda):
     cp = fake_cuda
     x = cp.ones(3, np.float32)

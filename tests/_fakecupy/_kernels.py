@@ -435,7 +435,7 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
-        self._nvrtc_checked = False
+        self._resources = False  # (registers, shared bytes) from NVRTC at the first launch
         src = _ptx(code)
         call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
         launcher = string.Template(r"""
@@ -462,7 +462,7 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         self.calls = 0
 
     def __call__(self, grid, block, args, **kwargs):
-        kwargs.pop("shared_mem", None)
+        shared_mem = kwargs.pop("shared_mem", 0)
         kwargs.pop("stream", None)
         if kwargs:
             raise TypeError(f"fakecupy RawKernel: unexpected keywords {sorted(kwargs)}")
@@ -473,9 +473,9 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         if len(args) != len(self._types):
             raise TypeError(f"{self.name}: {len(self._types)} arguments expected, got {len(args)}")
         check(tuple(args))
-        if not self._nvrtc_checked:  # CuPy compiles on the first launch
-            _nvrtc.check_raw(self.code, self.name, self.options)
-            self._nvrtc_checked = True
+        if self._resources is False:  # CuPy compiles on the first launch
+            self._resources = _nvrtc.check_raw(self.code, self.name, self.options)
+        _nvrtc.check_launch(self.name, grid, block, shared_mem, self._resources)
         holders = []
         for a in args:
             if type(a) is ndarray:

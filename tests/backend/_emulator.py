@@ -203,7 +203,8 @@ class RawKernel:
 
         assert len(grid) == 1 and len(block) == 1, "1-D launches only"
         if not self.calls:  # CuPy compiles on the first launch
-            _nvrtc.check_raw(self.code, self.name, self.options)
+            self.resources = _nvrtc.check_raw(self.code, self.name, self.options)
+        _nvrtc.check_launch(self.name, grid, block, shared_mem, self.resources)
         cargs = []
         for a in args:
             if isinstance(a, np.ndarray):

@@ -19,7 +19,10 @@ compiles on first use). Sources that compiled are remembered on disk. ``availabl
 whether the real CuPy, NVRTC and the headers are installed (the ``test`` extra installs them);
 without them the doubles skip this check.
 
->>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k")  # compiles
+>>> src = 'extern "C" __global__ void k(float* x) { x[0] = 1; }'
+>>> regs, shared = check_raw(src, "k") or (8, 0)  # it compiles (or no NVRTC is installed)
+>>> shared
+0
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import io
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -71,32 +76,92 @@ def available() -> bool:
     return _cupy() is not None
 
 
-def _compile(source: str, name: str, options: tuple) -> None:
-    """Compile ``source`` to an ``sm_90`` cubin that holds ``name``; CompileError otherwise."""
+def _compile(source: str, name: str, options: tuple) -> tuple[int, int]:
+    """Compile ``source`` to an ``sm_90`` cubin that holds ``name``; CompileError otherwise.
+    Returns ``name``'s registers per thread and static shared memory bytes (ptxas's report)."""
     _, _, _, compiler, base, _ = _cupy()
-    options = base + tuple(options) + (f"-arch=sm_{ARCH}",)
+    options = base + tuple(options) + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
     digest = hashlib.sha256(repr((source, name, options)).encode()).hexdigest()[:24]
     mark = os.path.join(_CACHE, f"nvrtc{digest}.ok")
     if os.path.exists(mark):
-        return
+        with open(mark) as f:
+            regs, smem = f.read().split()
+        return int(regs), int(smem)
+    log = io.StringIO()
     try:
-        cubin, _ = compiler._NVRTCProgram(source, "kern.cu", method="cubin").compile(options)
+        cubin, _ = compiler._NVRTCProgram(source, "kern.cu", method="cubin").compile(options, log)
     except compiler.CompileException as e:
         raise CompileError(f"NVRTC refused kernel {name!r}:\n{e}\n{source}") from None
     if b"\0" + name.encode() + b"\0" not in cubin:  # the ELF symbol table's entry
         raise CompileError(f"NVRTC: no kernel named {name!r} in the compiled source\n{source}")
+    regs, smem = _resources(log.getvalue(), name)
     os.makedirs(_CACHE, exist_ok=True)
-    with open(mark, "w"):
-        pass
+    with open(mark, "w") as f:
+        f.write(f"{regs} {smem}")
+    return regs, smem
 
 
-def check_raw(code: str, name: str, options: tuple = ()) -> None:
-    """A ``RawKernel(code, name, options)`` source must compile (``CompileError`` otherwise).
+def _resources(log: str, name: str) -> tuple[int, int]:
+    """``name``'s registers and static shared memory from ptxas's ``-v`` report."""
+    for entry in log.split("Compiling entry function '")[1:]:
+        if entry.startswith(f"{name}'"):
+            regs = re.search(r"Used (\d+) registers", entry)
+            smem = re.search(r"(\d+) bytes smem", entry)
+            return int(regs.group(1)) if regs else 0, int(smem.group(1)) if smem else 0
+    return 0, 0
 
-    >>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k")
+
+def check_raw(code: str, name: str, options: tuple = ()) -> tuple[int, int] | None:
+    """A ``RawKernel(code, name, options)`` source must compile (``CompileError`` otherwise);
+    returns the kernel's registers per thread and static shared bytes (None without NVRTC).
+
+    >>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k") in ((8, 0), None)
+    True
     """
-    if available():
-        _compile(code, name, options)
+    return _compile(code, name, options) if available() else None
+
+
+# What one launch may ask of an sm_90 GPU (CUDA's programming guide, compute capability 9.0);
+# beyond it the driver refuses the launch.
+MAX_THREADS = 1024
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = (2**31 - 1, 65535, 65535)
+REGISTERS = 65536  # per block, allocated per warp in steps of 256
+SHARED = 48 * 1024  # static + dynamic bytes per block, without the opt-in attribute
+
+
+class LaunchError(RuntimeError):
+    """The driver refused a launch (CuPy raises ``cupy.cuda.driver.CUDADriverError``)."""
+
+
+def check_launch(name: str, grid: tuple, block: tuple, shared_mem: int, resources) -> None:
+    """A RawKernel launch must fit an sm_90 GPU: its grid and block sizes, and, with
+    ``resources`` (``check_raw``'s), the block's registers and shared memory.
+
+    >>> check_launch("k", (1,), (2048,), 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    LaunchError: CUDA_ERROR_INVALID_VALUE: invalid argument (kernel k: block (2048,) has 2048 ...
+    """
+    given = tuple(block)
+    grid, block = tuple(grid) + (1,) * (3 - len(grid)), given + (1,) * (3 - len(given))
+    threads = block[0] * block[1] * block[2]
+    bad = None
+    if threads > MAX_THREADS or any(not 1 <= b <= m for b, m in zip(block, MAX_BLOCK)):
+        bad = f"block {block[: len(block)]} has {threads} threads, an sm_90 block at most 1024"
+    elif any(not 1 <= g <= m for g, m in zip(grid, MAX_GRID)):
+        bad = f"grid {grid} is outside 1..{MAX_GRID}"
+    elif resources is not None and resources[1] + shared_mem > SHARED:
+        bad = f"{resources[1]} + {shared_mem} bytes of shared memory, at most {SHARED}"
+    if bad is not None:
+        raise LaunchError(f"CUDA_ERROR_INVALID_VALUE: invalid argument (kernel {name}: {bad})")
+    if resources is not None:
+        per_warp = -(-max(resources[0], 1) * 32 // 256) * 256
+        if per_warp * -(-threads // 32) > REGISTERS:
+            raise LaunchError(
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch "
+                f"(kernel {name}: {resources[0]} registers a thread x {threads} threads, "
+                f"{REGISTERS} registers a block)"
+            )
 
 
 def check_elementwise(
