@@ -3,15 +3,19 @@ scaled dot-product attention (forward with or without statistics, backward) with
 CPU, reading and writing the raw addresses ember passes to ``execute``.
 
 It checks ember's use of the graph API (tensor dims and strides in elements, which operand is
-which, output descriptions, plan filtering), not cuDNN itself. As cuDNN, it has no float32
-attention, and refuses attention operands whose last dimension is strided or not a multiple of
-8 (when the plans are checked); the backward checks that the statistics it is given are the
-forward's (each query row's log-sum-exp of the scaled scores).
+which, output descriptions, plan filtering), not cuDNN itself. Where NVIDIA's frontend is
+installed (``nvidia-cudnn-frontend``, the version the GPU machines run), every graph is also
+built with the real ``cudnn.pygraph``, call for call (its methods, keywords, enum types and
+construction checks; building needs no GPU, validating does, so that stays the GPU's). As
+cuDNN, it has no float32 attention, and refuses attention operands whose last dimension is
+strided or not a multiple of 8 (when the plans are checked); the backward checks that the
+statistics it is given are the forward's (each query row's log-sum-exp of the scaled scores).
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import types
 
 import numpy as np
@@ -19,10 +23,21 @@ import torch
 
 from ember.dtypes import bfloat16
 
+try:  # the real frontend: its graph construction needs no GPU
+    import cudnn as _real
+except Exception:  # not installed, or no loadable library
+    _real = None
+
 data_type = types.SimpleNamespace(FLOAT="FLOAT", HALF="HALF", BFLOAT16="BFLOAT16", DOUBLE="DOUBLE")
 heur_mode = types.SimpleNamespace(A="A", FALLBACK="FALLBACK")
 numerical_note = types.SimpleNamespace(TENSOR_CORE="TENSOR_CORE", NONDETERMINISTIC="NONDET")
 _NP = {"FLOAT": np.float32, "DOUBLE": np.float64, "HALF": np.float16, "BFLOAT16": bfloat16.np}
+
+
+def _real_type(dt):
+    """The real frontend's ``data_type`` member for ours (a name)."""
+    return getattr(_real.data_type, dt)
+
 
 log: list = []  # (event, details) of every call that matters to the tests
 fail_build = [False]
@@ -44,9 +59,10 @@ def backend_version():
 class _Tensor:
     _next_uid = [1]
 
-    def __init__(self, name, dim, stride, data_type) -> None:
+    def __init__(self, name, dim, stride, data_type, real=None) -> None:
         self.name, self.dim, self.stride, self.data_type = name, list(dim), list(stride), data_type
         self.output = False
+        self.real = real  # the real frontend's tensor, where it is installed
         self.uid = self._next_uid[0]
         self._next_uid[0] += 1
 
@@ -55,18 +71,26 @@ class _Tensor:
 
     def set_output(self, flag):
         self.output = flag
+        if self.real is not None:
+            self.real.set_output(flag)
         return self
 
     def set_dim(self, dim):
         self.dim = list(dim)
+        if self.real is not None:
+            self.real.set_dim(dim)
         return self
 
     def set_stride(self, stride):
         self.stride = list(stride)
+        if self.real is not None:
+            self.real.set_stride(stride)
         return self
 
     def set_data_type(self, dt):
         self.data_type = dt
+        if self.real is not None:
+            self.real.set_data_type(_real_type(dt))
         return self
 
 
@@ -107,6 +131,23 @@ class pygraph:  # noqa: N801 (the frontend's name)
         self.notes: list = []
         self._lowered_graph = _Lowered(self)
         log.append(("graph", (io_data_type, compute_data_type)))
+        types_ = dict(io_data_type=io_data_type, intermediate_data_type=intermediate_data_type,
+                      compute_data_type=compute_data_type)  # fmt: skip
+        self.real = None if _real is None else _real.pygraph(
+            **{k: _real_type(v) for k, v in types_.items() if v is not None}
+        )  # fmt: skip
+
+    def _mirror(self, method: str, outs, **kwargs):
+        """The same call on the real frontend's graph (its tensors for ours); its outputs become
+        our outputs' ``real``."""
+        if self.real is None:
+            return
+        args = {k: v.real if isinstance(v, _Tensor) else v for k, v in kwargs.items()}
+        got = getattr(self.real, method)(**args)
+        got = got if isinstance(got, list | tuple) else [got]
+        for ours, theirs in zip(outs, got):
+            if ours is not None:
+                ours.real = theirs
 
     def _variant_pack_uids(self):
         kind = self.op[0]
@@ -114,7 +155,10 @@ class pygraph:  # noqa: N801 (the frontend's name)
         return sorted(t.uid for t in tensors)
 
     def tensor(self, name, dim, stride, data_type):
-        return _Tensor(name, dim, stride, data_type)
+        t = _Tensor(name, dim, stride, data_type)
+        self._mirror("tensor", [t], name=name, dim=list(dim), stride=list(stride),
+                     data_type=_real_type(data_type))  # fmt: skip
+        return t
 
     def _op(self, kind, a, b, padding, stride, dilation):
         out = _Tensor(kind + "_out", [], [], self.io)
@@ -122,28 +166,43 @@ class pygraph:  # noqa: N801 (the frontend's name)
         return out
 
     def conv_fprop(self, image, weight, padding, stride, dilation):
-        return self._op("fprop", image, weight, padding, stride, dilation)
+        out = self._op("fprop", image, weight, padding, stride, dilation)
+        self._mirror("conv_fprop", [out], image=image, weight=weight, padding=padding,
+                     stride=stride, dilation=dilation)  # fmt: skip
+        return out
 
     def conv_dgrad(self, loss, filter, padding, stride, dilation):
-        return self._op("dgrad", loss, filter, padding, stride, dilation)
+        out = self._op("dgrad", loss, filter, padding, stride, dilation)
+        self._mirror("conv_dgrad", [out], loss=loss, filter=filter, padding=padding,
+                     stride=stride, dilation=dilation)  # fmt: skip
+        return out
 
     def conv_wgrad(self, image, loss, padding, stride, dilation):
-        return self._op("wgrad", image, loss, padding, stride, dilation)
+        out = self._op("wgrad", image, loss, padding, stride, dilation)
+        self._mirror("conv_wgrad", [out], image=image, loss=loss, padding=padding,
+                     stride=stride, dilation=dilation)  # fmt: skip
+        return out
 
     def sdpa(self, name, q, k, v, generate_stats, attn_scale, use_causal_mask):
         o = _Tensor(name + "_O", [], [], self.io)
         stats = _Tensor(name + "_Stats", [], [], self.io) if generate_stats else None
         outs = [o] if stats is None else [o, stats]
         self.op = ("sdpa", [q, k, v], outs, attn_scale, use_causal_mask)
+        self._mirror("sdpa", [o, stats], name=name, q=q, k=k, v=v, generate_stats=generate_stats,
+                     attn_scale=attn_scale, use_causal_mask=use_causal_mask)  # fmt: skip
         return o, stats
 
     def sdpa_backward(self, name, q, k, v, o, dO, stats, attn_scale, use_causal_mask):
         outs = [_Tensor(name + n, [], [], self.io) for n in ("_dQ", "_dK", "_dV")]
         self.op = ("sdpa_backward", [q, k, v, o, dO, stats], outs, attn_scale, use_causal_mask)
+        self._mirror("sdpa_backward", outs, name=name, q=q, k=k, v=v, o=o, dO=dO, stats=stats,
+                     attn_scale=attn_scale, use_causal_mask=use_causal_mask)  # fmt: skip
         return tuple(outs)
 
     def validate(self):
         assert self.op is not None, "no operation"
+        if self.real is not None:  # the real graph as built (validating it needs a GPU)
+            log.append(("real", json.loads(str(self.real))))
         outs = self.op[2] if self.op[0].startswith("sdpa") else [self.op[3]]
         assert all(t.output and t.dim for t in outs), "an output not marked or described"
 

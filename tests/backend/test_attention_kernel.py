@@ -14,6 +14,8 @@ from ember.backend.kernels import attention as katt
 from ember.backend.overrides import run
 from ember.ops.attention import Attention, AttentionGrad
 
+from . import _fakecudnn
+
 BF16 = ember.bfloat16.np
 CASES = {  # q, k, v shapes
     "4-D": ((2, 3, 8, 16), (2, 3, 8, 16), (2, 3, 8, 16)),
@@ -86,6 +88,12 @@ def test_gradients_of_one_projections_heads_are_laid_out_as_that_projection(xp, 
             for d, h in zip(packed, heads):  # each gradient where its head lies
                 assert d.strides == h.strides
                 assert d.ctypes.data - whole.ctypes.data == h.ctypes.data - rows.ctypes.data
+            if _fakecudnn._real is not None:  # the real frontend's graph, built the same way
+                real = [d for e, d in fake_cudnn.log if e == "real"][-1]
+                assert real["nodes"][0]["type"] == "SDPA_BWD"
+                for name in ("Q", "dQ", "dK", "dV"):
+                    t = next(t for n, t in real["tensors"].items() if n.split(":")[-1] == name)
+                    assert t["stride"] == [s // 2 for s in heads[0].strides], name
         else:
             assert packed.flags.c_contiguous
 
