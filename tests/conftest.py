@@ -17,8 +17,10 @@ import pytest
 
 import ember
 from ember.backend.kernels import cublas as _cublas
+from tests.backend import _nvrtc
 
 CUDA = ember.cuda.is_available()  # a real GPU (the fake is installed only inside tests)
+_nvrtc.available()  # the real CuPy's compiler, found before a test puts the fake in sys.modules
 FAKE_CUDA = not CUDA and os.environ.get("EMBER_TEST_FAKE_CUDA", "1") != "0"
 NO_CUDA_REASON = (
     "needs a GPU: ember.cuda.is_available() is False, and EMBER_TEST_FAKE_CUDA=0 turned the "
@@ -89,6 +91,7 @@ def fake_cuda(monkeypatch, request):
 
     fake = _fakecupy.reset(kernels=_kernels_wanted(request))
     token = ember.backend.cuda.install(fake)
+    monkeypatch.setattr(ember.backends.cudnn, "_module", [None])  # NVIDIA's frontend needs a GPU
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setitem(sys.modules, "cupyx", fake.cupyx)
     fake.strict_numpy(monkeypatch)

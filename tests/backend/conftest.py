@@ -21,6 +21,7 @@ def xp(monkeypatch):
         pytest.skip("needs g++ to emulate kernels")
     monkeypatch.setattr(rows, "BLOCK", 32)
     monkeypatch.setattr(vectorized, "BLOCK", 32)
+    monkeypatch.setattr(ember.backends.cudnn, "_module", [None])  # the stand-in: ``fake_cudnn``
     kernels.clear()
     yield _emulator.emulated_xp()
     kernels.clear()
