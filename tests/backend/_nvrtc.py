@@ -121,6 +121,23 @@ def check_raw(code: str, name: str, options: tuple = ()) -> tuple[int, int] | No
     return _compile(code, name, options) if available() else None
 
 
+def ptx(source: str) -> str:
+    """The PTX NVRTC makes of ``source`` for ``compute_90`` (to read which loads and stores
+    the compiler emitted), or "" without NVRTC.
+
+    >>> text = ptx('extern "C" __global__ void k(float* x) { x[0] = 1; }')
+    >>> "st.global" in text or not available()
+    True
+    """
+    if not available():
+        return ""
+    _, _, _, compiler, base, _ = _cupy()
+    text, _ = compiler._NVRTCProgram(source, "kern.cu", method="ptx").compile(
+        base + (f"-arch=compute_{ARCH}",)
+    )
+    return text.decode() if isinstance(text, bytes) else text
+
+
 # What one launch may ask of an sm_90 GPU (CUDA's programming guide, compute capability 9.0);
 # beyond it the driver refuses the launch.
 MAX_THREADS = 1024

@@ -3,12 +3,15 @@ runs its source), against NumPy, for each operand layout it takes and the ones i
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from ember.backend.kernels import row_copy
 from ember.backend.kernels.vectorized import Vectorized
 
-from . import _emulator
+from . import _emulator, _nvrtc
 
 pytestmark = pytest.mark.skipif(not _emulator.available(), reason="needs g++ to emulate kernels")
 
@@ -130,6 +133,19 @@ def test_vectorized_source_reads_sixteen_bytes():
     src = Vectorized("uint16 x", "uint16 y", "y = x;", "ember_copy").source(("v",), 8, False)
     assert "struct alignas(16) ember_vec_2 { unsigned short v[8]; };" in src
     assert "((const ember_vec_2*)x_p)[k]" in src and "((ember_vec_2*)y_p)[k] = y_v;" in src
+
+
+@pytest.mark.skipif(not _nvrtc.available(), reason="needs CuPy, NVRTC and CUDA's headers")
+@pytest.mark.parametrize("dtype,vec", [("uint16", 8), ("float32", 4)])
+def test_vectorized_kernels_compile_to_sixteen_byte_accesses(dtype, vec):
+    """What the 16-byte accesses are for, as NVIDIA's compiler emits it: one 128-bit load per
+    operand and one 128-bit store a thread in the vector loop (``ld/st.global.v4``)."""
+    v = Vectorized(f"{dtype} x0, {dtype} x1", f"{dtype} y", "y = x0 + x1;", "ember_add_probe")
+    text = _nvrtc.ptx(v.source(("v", "v"), vec, False))
+    assert len(re.findall(r"ld\.global(\.nc)?\.v4\.", text)) == 2, text
+    assert len(re.findall(r"st\.global\.v4\.", text)) == 1, text
+    copy = _nvrtc.ptx(row_copy.source(16))
+    assert re.search(r"ld\.global(\.nc)?\.v4\.", copy) and re.search(r"st\.global\.v4\.", copy)
 
 
 def test_vectorized_refuses_placeholder_types():
