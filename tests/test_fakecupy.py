@@ -272,11 +272,12 @@ def test_launches_must_fit_an_sm_90_gpu(fake_cuda):
         with pytest.raises(_nvrtc.LaunchError, match="CUDA_ERROR_INVALID_VALUE"):
             k(grid, block, (y,))
     with pytest.raises(_nvrtc.LaunchError, match="too many resources requested for launch"):
-        _nvrtc.check_launch("probe", (1,), (1024,), 0, (72, 0))  # 72 x 1024 > 65536 registers
-    _nvrtc.check_launch("probe", (1,), (1024,), 0, (64, 0))
-    _nvrtc.check_launch("probe", (1,), (256,), 0, (255, 0))
+        # 72 registers x 1024 threads > 65536
+        _nvrtc.check_launch("probe", (1,), (1024,), 0, _nvrtc.Report(72, 0, 0, 0))
+    _nvrtc.check_launch("probe", (1,), (1024,), 0, _nvrtc.Report(64, 0, 0, 0))
+    _nvrtc.check_launch("probe", (1,), (256,), 0, _nvrtc.Report(255, 0, 0, 0))
     with pytest.raises(_nvrtc.LaunchError, match="40960 \\+ 16384 bytes of shared memory"):
-        _nvrtc.check_launch("probe", (1,), (256,), 16384, (32, 40960))
+        _nvrtc.check_launch("probe", (1,), (256,), 16384, _nvrtc.Report(32, 40960, 0, 0))
 
 
 def test_capture_refuses_host_transfers_and_runs_nothing(fake_cuda):

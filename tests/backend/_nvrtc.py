@@ -20,9 +20,9 @@ whether the real CuPy, NVRTC and the headers are installed (the ``test`` extra i
 without them the doubles skip this check.
 
 >>> src = 'extern "C" __global__ void k(float* x) { x[0] = 1; }'
->>> regs, shared = check_raw(src, "k") or (8, 0)  # it compiles (or no NVRTC is installed)
->>> shared
-0
+>>> report = check_raw(src, "k")  # it compiles (None: no NVRTC installed)
+>>> report is None or report.shared == 0
+True
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import io
 import os
 import re
 import tempfile
+from typing import NamedTuple
 
 import numpy as np
 
@@ -76,17 +77,27 @@ def available() -> bool:
     return _cupy() is not None
 
 
-def _compile(source: str, name: str, options: tuple) -> tuple[int, int]:
-    """Compile ``source`` to an ``sm_90`` cubin that holds ``name``; CompileError otherwise.
-    Returns ``name``'s registers per thread and static shared memory bytes (ptxas's report)."""
+class Report(NamedTuple):
+    """ptxas's report of one kernel: registers a thread, static shared bytes, local-memory
+    stack frame bytes and bytes spilled to it (stores + loads)."""
+
+    registers: int
+    shared: int
+    stack: int
+    spills: int
+
+
+def _compile(source: str, name: str, options: tuple) -> Report:
+    """Compile ``source`` to an ``sm_90`` cubin that holds ``name`` (CompileError otherwise);
+    ptxas's report of ``name``."""
     _, _, _, compiler, base, _ = _cupy()
     options = base + tuple(options) + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
-    digest = hashlib.sha256(repr((source, name, options)).encode()).hexdigest()[:24]
+    key = (source, name, options, Report._fields)  # a mark holds the report's fields
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
     mark = os.path.join(_CACHE, f"nvrtc{digest}.ok")
     if os.path.exists(mark):
         with open(mark) as f:
-            regs, smem = f.read().split()
-        return int(regs), int(smem)
+            return Report(*map(int, f.read().split()))
     log = io.StringIO()
     try:
         cubin, _ = compiler._NVRTCProgram(source, "kern.cu", method="cubin").compile(options, log)
@@ -94,28 +105,37 @@ def _compile(source: str, name: str, options: tuple) -> tuple[int, int]:
         raise CompileError(f"NVRTC refused kernel {name!r}:\n{e}\n{source}") from None
     if b"\0" + name.encode() + b"\0" not in cubin:  # the ELF symbol table's entry
         raise CompileError(f"NVRTC: no kernel named {name!r} in the compiled source\n{source}")
-    regs, smem = _resources(log.getvalue(), name)
+    report = _report(log.getvalue(), name)
     os.makedirs(_CACHE, exist_ok=True)
     with open(mark, "w") as f:
-        f.write(f"{regs} {smem}")
-    return regs, smem
+        f.write(" ".join(map(str, report)))
+    return report
 
 
-def _resources(log: str, name: str) -> tuple[int, int]:
-    """``name``'s registers and static shared memory from ptxas's ``-v`` report."""
-    for entry in log.split("Compiling entry function '")[1:]:
-        if entry.startswith(f"{name}'"):
-            regs = re.search(r"Used (\d+) registers", entry)
-            smem = re.search(r"(\d+) bytes smem", entry)
-            return int(regs.group(1)) if regs else 0, int(smem.group(1)) if smem else 0
-    return 0, 0
+def _report(log: str, name: str) -> Report:
+    """``name``'s figures in ptxas's ``-v`` log."""
+    entry = next((e for e in log.split("Compiling entry function '")[1:]
+                  if e.startswith(f"{name}'")), "")  # fmt: skip
+
+    def number(pattern: str) -> int:
+        m = re.search(pattern, entry)
+        return int(m.group(1)) if m else 0
+
+    spills = number(r"(\d+) bytes spill stores") + number(r"(\d+) bytes spill loads")
+    return Report(
+        number(r"Used (\d+) registers"),
+        number(r"(\d+) bytes smem"),
+        number(r"(\d+) bytes stack frame"),
+        spills,
+    )
 
 
-def check_raw(code: str, name: str, options: tuple = ()) -> tuple[int, int] | None:
+def check_raw(code: str, name: str, options: tuple = ()) -> Report | None:
     """A ``RawKernel(code, name, options)`` source must compile (``CompileError`` otherwise);
-    returns the kernel's registers per thread and static shared bytes (None without NVRTC).
+    ptxas's report of the kernel (None without NVRTC).
 
-    >>> check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k") in ((8, 0), None)
+    >>> report = check_raw('extern "C" __global__ void k(float* x) { x[0] = 1; }', "k")
+    >>> report is None or (report.stack, report.spills) == (0, 0)
     True
     """
     return _compile(code, name, options) if available() else None
@@ -153,7 +173,7 @@ class LaunchError(RuntimeError):
 
 def check_launch(name: str, grid: tuple, block: tuple, shared_mem: int, resources) -> None:
     """A RawKernel launch must fit an sm_90 GPU: its grid and block sizes, and, with
-    ``resources`` (``check_raw``'s), the block's registers and shared memory.
+    ``resources`` (``check_raw``'s report), the block's registers and shared memory.
 
     >>> check_launch("k", (1,), (2048,), 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -167,16 +187,16 @@ def check_launch(name: str, grid: tuple, block: tuple, shared_mem: int, resource
         bad = f"block {block[: len(block)]} has {threads} threads, an sm_90 block at most 1024"
     elif any(not 1 <= g <= m for g, m in zip(grid, MAX_GRID)):
         bad = f"grid {grid} is outside 1..{MAX_GRID}"
-    elif resources is not None and resources[1] + shared_mem > SHARED:
-        bad = f"{resources[1]} + {shared_mem} bytes of shared memory, at most {SHARED}"
+    elif resources is not None and resources.shared + shared_mem > SHARED:
+        bad = f"{resources.shared} + {shared_mem} bytes of shared memory, at most {SHARED}"
     if bad is not None:
         raise LaunchError(f"CUDA_ERROR_INVALID_VALUE: invalid argument (kernel {name}: {bad})")
     if resources is not None:
-        per_warp = -(-max(resources[0], 1) * 32 // 256) * 256
+        per_warp = -(-max(resources.registers, 1) * 32 // 256) * 256
         if per_warp * -(-threads // 32) > REGISTERS:
             raise LaunchError(
                 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch "
-                f"(kernel {name}: {resources[0]} registers a thread x {threads} threads, "
+                f"(kernel {name}: {resources.registers} registers a thread x {threads} threads, "
                 f"{REGISTERS} registers a block)"
             )
 

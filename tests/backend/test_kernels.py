@@ -23,6 +23,7 @@ from ember.backend.arrays import cupy_surface
 from ember.backend.kernels import conv as kconv
 from ember.backend.kernels import matmul as kmatmul
 from ember.backend.kernels import optim as koptim
+from ember.backend.kernels import optim_many as koptim_many
 from ember.backend.kernels import rows
 from ember.backend.overrides import run
 from ember.ops import conv as C
@@ -402,3 +403,25 @@ def test_row_and_optimizer_variants_compile_with_nvrtc(storage):
         types = tuple(dtype if len(t) == 1 else np.dtype(t) for t, _ in params)
         layouts = tuple((1, True) if len(t) == 1 else None for t, _ in params)
         _nvrtc.check_elementwise((ins, outs, op, f"ember_opt{i}", ""), types, layouts, 1, {})
+
+
+@pytest.mark.skipif(not _nvrtc.available(), reason="needs CuPy, NVRTC and CUDA's headers")
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_register_rows_and_many_parameter_updates_use_no_local_memory(storage):
+    """ptxas's report: a row held in registers stays there (no stack frame, no spills) for every
+    piece count, and the many-parameter updates pick their slot's arguments without copying
+    them to a local array (which had cost 640-896 bytes of stack a thread)."""
+    for kind in ("softmax_registers", "layer_norm_registers", "layer_norm_grad_registers"):
+        for rv in range(1, rows.REGISTER_PIECES + 1):
+            vec = 16 // np.dtype(STORAGES[storage]).itemsize
+            src = rows.source(kind, storage, rows.BLOCK, kind == "softmax_registers", vec, rv)
+            report = _nvrtc.check_raw(src, rows._BODIES[kind][1])
+            assert (report.stack, report.spills) == (0, 0), (kind, rv, report)
+    if storage == "f16":
+        return  # the many-parameter updates serve float32, float64 and bfloat16
+    dtype = np.dtype(STORAGES[storage]).name
+    for kind, variant in [("adam", (a, d)) for a in (False, True) for d in (False, True)] + [
+        ("sgd", v) for v in ((False, False), (True, False), (True, True))
+    ]:
+        report = _nvrtc.check_raw(koptim_many._source(kind, variant, dtype), f"ember_{kind}_many")
+        assert (report.stack, report.spills) == (0, 0), (kind, variant, report)

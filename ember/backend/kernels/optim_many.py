@@ -6,7 +6,10 @@ host (each launch costs CuPy's Python dispatch, 13 arguments for Adam), so a Tra
 parameters cost 74 launches a step. Here up to ``SLOTS`` parameters go in one launch, their
 addresses and sizes passed by value as kernel arguments (no table copied to the device: a step
 makes no host transfer). Each block updates ``BLOCK * ITEMS`` values of one parameter; the
-blocks of slot k start at block ``starts[k]``.
+blocks of slot k start at block ``starts[k]``. A thread picks its slot's arguments with
+constant indices (a chain of selects), which keeps them in registers: indexing an array of the
+arguments by the slot would copy it into local memory, 640-896 bytes a thread (ptxas's report,
+checked in ``tests/backend/test_kernels.py``).
 
 The arithmetic is ``kernels/optim.py``'s, the same source (``adam_source``, ``sgd_source``)
 in a loop over one parameter's values: results are bit for bit those of the one-parameter
@@ -60,32 +63,31 @@ def _source(kind: str, variant: tuple, dtype: str) -> str:
         "typedef T G;",
         f'extern "C" __global__ void ember_{kind}_many({", ".join(params)}) {{',
     ]
-    for a in arrays:
-        lines.append(f"  const unsigned long long {a}_[{SLOTS}] = {{"
-                     + ", ".join(f"{a}{k}" for k in range(SLOTS)) + "};")  # fmt: skip
-    for a in ("n", "s"):
-        lines.append(f"  const long long {a}_[{SLOTS}] = {{"
-                     + ", ".join(f"{a}{k}" for k in range(SLOTS)) + "};")  # fmt: skip
+    # the block's slot k, and slot k's arguments, picked with constant indices: an array of the
+    # arguments indexed by k would live in local memory (ptxas: 768-896 bytes a thread)
+    lines += ["  const long long blk = blockIdx.x;", "  int k = 0;"]
+    lines += [f"  if ({j} < count && blk >= s{j}) k = {j};" for j in range(1, SLOTS)]
+    for a in arrays + ["n", "s"]:
+        typ = "long long" if a in ("n", "s") else "unsigned long long"
+        pick = "".join(f"k == {j} ? {a}{j} : " for j in range(SLOTS - 1)) + f"{a}{SLOTS - 1}"
+        lines.append(f"  const {typ} {a}_ = {pick};")
     lines += [
-        "  const long long blk = blockIdx.x;",
-        "  int k = 0;",
-        "  for (int j = 1; j < count; ++j) if (blk >= s_[j]) k = j;",
-        f"  const long long base = (blk - s_[k]) * (long long)blockDim.x * {ITEMS};",
+        f"  const long long base = (blk - s_) * (long long)blockDim.x * {ITEMS};",
         f"  for (int r = 0; r < {ITEMS}; ++r) {{",
         "    const long long i = base + r * (long long)blockDim.x + threadIdx.x;",
-        "    if (i >= n_[k]) continue;",
+        "    if (i >= n_) continue;",
     ]
     for a in arrays:
         if half:
             const = "const " if a == "g" else ""
-            lines.append(f"    {const}T {a} = ember_ld_bf16(((const unsigned short*){a}_[k])[i]);")
+            lines.append(f"    {const}T {a} = ember_ld_bf16(((const unsigned short*){a}_)[i]);")
         else:
             ref = "const G&" if a == "g" else "T&"
-            lines.append(f"    {ref} {a} = (({'const G' if a == 'g' else 'T'}*){a}_[k])[i];")
+            lines.append(f"    {ref} {a} = (({'const G' if a == 'g' else 'T'}*){a}_)[i];")
     lines += ["    {", "      " + op.replace("\n", "\n      ").rstrip(), "    }"]
     if half:
         lines += [
-            f"    ((unsigned short*){a}_[k])[i] = ember_st_bf16({a});" for a in arrays if a != "g"
+            f"    ((unsigned short*){a}_)[i] = ember_st_bf16({a});" for a in arrays if a != "g"
         ]
     lines += ["  }", "}"]
     return "\n".join(lines)
