@@ -409,14 +409,17 @@ def test_row_and_optimizer_variants_compile_with_nvrtc(storage):
 @pytest.mark.parametrize("storage", sorted(STORAGES))
 def test_register_rows_and_many_parameter_updates_use_no_local_memory(storage):
     """ptxas's report: a row held in registers stays there (no stack frame, no spills) for every
-    piece count, and the many-parameter updates pick their slot's arguments without copying
-    them to a local array (which had cost 640-896 bytes of stack a thread)."""
+    piece count, read and written as 16-byte pieces (``ld/st.global.v4`` in the PTX), and the
+    many-parameter updates pick their slot's arguments without copying them to a local array
+    (which had cost 640-896 bytes of stack a thread)."""
     for kind in ("softmax_registers", "layer_norm_registers", "layer_norm_grad_registers"):
         for rv in range(1, rows.REGISTER_PIECES + 1):
             vec = 16 // np.dtype(STORAGES[storage]).itemsize
             src = rows.source(kind, storage, rows.BLOCK, kind == "softmax_registers", vec, rv)
             report = _nvrtc.check_raw(src, rows._BODIES[kind][1])
             assert (report.stack, report.spills) == (0, 0), (kind, rv, report)
+        text = _nvrtc.ptx(src)  # and it is read and written as 16-byte pieces
+        assert "ld.global.v4." in text and "st.global.v4." in text, kind
     if storage == "f16":
         return  # the many-parameter updates serve float32, float64 and bfloat16
     dtype = np.dtype(STORAGES[storage]).name
