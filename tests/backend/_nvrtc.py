@@ -158,6 +158,10 @@ def ptx(source: str) -> str:
     return text.decode() if isinstance(text, bytes) else text
 
 
+# one 16-byte global access in PTX, after ``ld`` / ``st``: four 32-bit values or two 64-bit ones
+SIXTEEN_BYTES = r"\.global(\.nc)?\.(v4\.[fub]32|v2\.[fub]64) "
+
+
 # What one launch may ask of an sm_90 GPU (CUDA's programming guide, compute capability 9.0);
 # beyond it the driver refuses the launch.
 MAX_THREADS = 1024

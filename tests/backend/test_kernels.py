@@ -385,7 +385,6 @@ def test_im2col_path_runs_on_a_non_numpy_module(xp, xs, ws, stride, padding, dil
 # Each kernel the tests launch is compiled by NVRTC on its first launch (``_nvrtc``); these are
 # the row and optimizer variants spelt out, whether a test launches them or not.
 
-SIXTEEN_BYTES = r"\.global(\.nc)?\.(v4\.[fub]32|v2\.[fub]64) "  # one access of 16 bytes, in PTX
 STORAGES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
@@ -422,7 +421,7 @@ def test_register_rows_and_many_parameter_updates_use_no_local_memory(storage):
             assert (report.stack, report.spills) == (0, 0), (kind, rv, report)
         text = _nvrtc.ptx(src)  # and it is read and written as 16-byte pieces
         for access in ("ld", "st"):
-            assert re.search(access + SIXTEEN_BYTES, text), (kind, access)
+            assert re.search(access + _nvrtc.SIXTEEN_BYTES, text), (kind, access)
     if storage == "f16":
         return  # the many-parameter updates serve float32, float64 and bfloat16
     dtype = np.dtype(STORAGES[storage]).name
