@@ -18,11 +18,11 @@ caches them), with CuPy's rules around them:
   address (strides are the kernel's business, as on a GPU). The PTX conversions ember uses for
   float16 (``cvt.f32.f16`` / ``cvt.rn.f16.f32``) are mapped to C++.
 
-A ``RawKernel`` argument must match its parameter's size and kind (CuPy packs each argument
-by its own: a Python int is 8 bytes, a float a double). Launches are recorded while a stream
-captures (``_gpu``). Each source is compiled by NVIDIA's NVRTC as well, as CuPy compiles it
-(``tests/backend/_nvrtc.py``): g++ checks the arithmetic and the Python around it, NVRTC the
-CUDA.
+A ``RawKernel`` argument must give its parameter the bytes the driver reads (CuPy packs each
+argument by its own size: a Python int is 8 bytes, a float a double), and a launch must fit an
+sm_90 GPU (``check_launch``). Launches are recorded while a stream captures (``_gpu``). Each
+source is compiled by NVIDIA's NVRTC as well, as CuPy compiles it (``tests/backend/_nvrtc.py``):
+g++ checks the arithmetic and the Python around it, NVRTC the CUDA.
 """
 
 from __future__ import annotations
@@ -435,7 +435,7 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
-        self._resources = False  # (registers, shared bytes) from NVRTC at the first launch
+        self._resources = False  # ptxas's report (``_nvrtc.Report``) at the first launch
         src = _ptx(code)
         call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
         launcher = string.Template(r"""
