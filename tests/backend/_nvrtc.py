@@ -34,6 +34,7 @@ import io
 import os
 import re
 import tempfile
+import types
 from typing import NamedTuple
 
 import numpy as np
@@ -48,7 +49,8 @@ class CompileError(RuntimeError):
 
 @functools.cache
 def _cupy():
-    """The real CuPy's code generator and compiler, or None where they are not installed."""
+    """The real CuPy's code generator and compiler (its modules, the compile options and the
+    headers ``compile_with_cache`` prepends), or None where they are not installed."""
     try:
         kernel = importlib.import_module("cupy._core._kernel")
         core = importlib.import_module("cupy._core.core")
@@ -69,7 +71,10 @@ def _cupy():
     )  # CUDA's headers from the wheel that matches NVRTC, not whichever toolkit is installed
     options += (f"-I{include}", "-ftz=true", "--device-as-default-execution-space")
     headers = "".join(f"#include <{h}>\n" for h in core._cupy_header_list)
-    return kernel, carray, scalar, compiler, options, headers
+    return types.SimpleNamespace(
+        kernel=kernel, carray=carray, scalar=scalar, ndarray=core.ndarray, compiler=compiler,
+        options=options, headers=headers,
+    )  # fmt: skip
 
 
 def available() -> bool:
@@ -90,8 +95,9 @@ class Report(NamedTuple):
 def _compile(source: str, name: str, options: tuple) -> Report:
     """Compile ``source`` to an ``sm_90`` cubin that holds ``name`` (CompileError otherwise);
     ptxas's report of ``name``."""
-    _, _, _, compiler, base, _ = _cupy()
-    options = base + tuple(options) + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
+    cp = _cupy()
+    compiler = cp.compiler
+    options = cp.options + tuple(options) + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
     key = (source, name, options, Report._fields)  # a mark holds the report's fields
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
     mark = os.path.join(_CACHE, f"nvrtc{digest}.ok")
@@ -151,9 +157,9 @@ def ptx(source: str) -> str:
     """
     if not available():
         return ""
-    _, _, _, compiler, base, _ = _cupy()
-    text, _ = compiler._NVRTCProgram(source, "kern.cu", method="ptx").compile(
-        base + (f"-arch=compute_{ARCH}",)
+    cp = _cupy()
+    text, _ = cp.compiler._NVRTCProgram(source, "kern.cu", method="ptx").compile(
+        cp.options + (f"-arch=compute_{ARCH}",)
     )
     return text.decode() if isinstance(text, bytes) else text
 
@@ -188,7 +194,7 @@ def check_launch(name: str, grid: tuple, block: tuple, shared_mem: int, resource
     threads = block[0] * block[1] * block[2]
     bad = None
     if threads > MAX_THREADS or any(not 1 <= b <= m for b, m in zip(block, MAX_BLOCK)):
-        bad = f"block {block[: len(block)]} has {threads} threads, an sm_90 block at most 1024"
+        bad = f"block {given} has {threads} threads (an sm_90 block: {MAX_BLOCK}, {MAX_THREADS})"
     elif any(not 1 <= g <= m for g, m in zip(grid, MAX_GRID)):
         bad = f"grid {grid} is outside 1..{MAX_GRID}"
     elif resources is not None and resources.shared + shared_mem > SHARED:
@@ -222,7 +228,8 @@ def check_elementwise(
     """
     if not available():
         return
-    kernel, carray, scalar, _, _, headers = _cupy()
+    cp = _cupy()
+    kernel = cp.kernel
     in_params, out_params, operation, name, preamble = spec
     ins = kernel._get_param_info(in_params, True)
     outs = kernel._get_param_info(out_params, False)
@@ -231,18 +238,13 @@ def check_elementwise(
     infos = []
     for t, layout in zip(dtypes, layouts):
         if layout is None:
-            infos.append(kernel._ArgInfo(3, scalar.CScalar, t, 0, True, True))
+            infos.append(kernel._ArgInfo(3, cp.scalar.CScalar, t, 0, True, True))
         else:
-            infos.append(kernel._ArgInfo(1, _ndarray(), t, layout[0], layout[1], True))
-    infos.append(kernel._ArgInfo(2, carray.Indexer, None, loop_ndim, True, True))
+            infos.append(kernel._ArgInfo(1, cp.ndarray, t, layout[0], layout[1], True))
+    infos.append(kernel._ArgInfo(2, cp.carray.Indexer, None, loop_ndim, True, True))
     params = ins + outs + (kernel.ParameterInfo("CIndexer _ind", False),)
     code = kernel._get_elementwise_kernel_code(
         tuple(infos), type_map, params, operation, name, preamble,
         kwargs.get("loop_prep", ""), kwargs.get("after_loop", ""),
     )  # fmt: skip
-    _compile(headers + code, name, tuple(kwargs.get("options", ())))
-
-
-@functools.cache
-def _ndarray():
-    return importlib.import_module("cupy").ndarray
+    _compile(cp.headers + code, name, tuple(kwargs.get("options", ())))
