@@ -59,39 +59,37 @@ def backend_version():
 class _Tensor:
     _next_uid = [1]
 
-    def __init__(self, name, dim, stride, data_type, real=None) -> None:
+    def __init__(self, name, dim, stride, data_type) -> None:
         self.name, self.dim, self.stride, self.data_type = name, list(dim), list(stride), data_type
         self.output = False
-        self.real = real  # the real frontend's tensor, where it is installed
+        self.real = None  # the real frontend's tensor, where it is installed (``pygraph._mirror``)
         self.uid = self._next_uid[0]
         self._next_uid[0] += 1
 
     def get_uid(self) -> int:
         return self.uid
 
+    def _also(self, method: str, value):
+        """The same setter on the real frontend's tensor; returns self, as the setters do."""
+        if self.real is not None:
+            getattr(self.real, method)(_real_type(value) if method == "set_data_type" else value)
+        return self
+
     def set_output(self, flag):
         self.output = flag
-        if self.real is not None:
-            self.real.set_output(flag)
-        return self
+        return self._also("set_output", flag)
 
     def set_dim(self, dim):
         self.dim = list(dim)
-        if self.real is not None:
-            self.real.set_dim(dim)
-        return self
+        return self._also("set_dim", dim)
 
     def set_stride(self, stride):
         self.stride = list(stride)
-        if self.real is not None:
-            self.real.set_stride(stride)
-        return self
+        return self._also("set_stride", stride)
 
     def set_data_type(self, dt):
         self.data_type = dt
-        if self.real is not None:
-            self.real.set_data_type(_real_type(dt))
-        return self
+        return self._also("set_data_type", dt)
 
 
 def _array(t: _Tensor, ptr: int) -> np.ndarray:
