@@ -260,6 +260,11 @@ def test_kernels_nvrtc_refuses_fail_their_launch(fake_cuda):
     e = fake_cuda.ElementwiseKernel("T x", "T y", "y = std::fmax(x, x)", "probe_ew")
     with pytest.raises(_nvrtc.CompileError, match="probe_ew"):
         e(fake_cuda.ones(2, np.float32), y)
+    e = fake_cuda.ElementwiseKernel("T x", "T y", "y = x * 0.1", "probe_f64")  # 0.1 a double
+    with pytest.raises(_nvrtc.CompileError, match="'probe_f64' does float64 arithmetic"):
+        e(fake_cuda.ones(2, np.float32), y)
+    single = fake_cuda.ElementwiseKernel("T x", "T y", "y = x * 0.1f", "probe_f32")
+    single(fake_cuda.ones(2, np.float32), y)
 
 
 def test_launches_must_fit_an_sm_90_gpu(fake_cuda):

@@ -249,7 +249,7 @@ class ElementwiseKernel:
             ai += 1
         lines.append("  for (long long i = 0; i < n; ++i) {")
         lines += body
-        lines += ["    {", self.operation, "    }", "  }", "}"]
+        lines += ["    {", self.operation + ";", "    }", "  }", "}"]  # CuPy ends it with ";"
         return "\n".join(lines)
 
     def __call__(self, *args, **kwargs):

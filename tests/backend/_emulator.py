@@ -149,7 +149,7 @@ class ElementwiseKernel:
             c = types_[typ]
             lines.append(f"    {c}& {name} = (({c}*)a[{ai}])[i_];")
             ai += 1
-        lines += ["    {", self.operation, "    }", "  }", "}"]
+        lines += ["    {", self.operation + ";", "    }", "  }", "}"]
         return "\n".join(lines)
 
     def __call__(self, *args):

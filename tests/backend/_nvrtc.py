@@ -97,7 +97,8 @@ def _compile(source: str, name: str, options: tuple) -> Report:
     ptxas's report of ``name``."""
     cp = _cupy()
     compiler = cp.compiler
-    options = cp.options + tuple(options) + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
+    extra = tuple(options)
+    options = cp.options + extra + (f"-arch=sm_{ARCH}", "--ptxas-options=-v")
     key = (source, name, options, Report._fields)  # a mark holds the report's fields
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
     mark = os.path.join(_CACHE, f"nvrtc{digest}.ok")
@@ -111,11 +112,21 @@ def _compile(source: str, name: str, options: tuple) -> Report:
         raise CompileError(f"NVRTC refused kernel {name!r}:\n{e}\n{source}") from None
     if b"\0" + name.encode() + b"\0" not in cubin:  # the ELF symbol table's entry
         raise CompileError(f"NVRTC: no kernel named {name!r} in the compiled source\n{source}")
+    if not _DOUBLE.search(source) and _F64_MATH.search(ptx(source, extra)):
+        raise CompileError(
+            f"kernel {name!r} does float64 arithmetic though its source names no double: a "
+            "literal without 'f' (0.5 for 0.5f) or a double function on a float? "
+            f"(float64 is half speed on an H100, 1/64 on most GPUs)\n{source}"
+        )
     report = _report(log.getvalue(), name)
     os.makedirs(_CACHE, exist_ok=True)
     with open(mark, "w") as f:
         f.write(" ".join(map(str, report)))
     return report
+
+
+_DOUBLE = re.compile(r"\bdouble\b|float64")
+_F64_MATH = re.compile(r"^\s*(?!ld\.|st\.|mov\.)[a-z][\w.]*\.f64\b", re.M)  # PTX arithmetic
 
 
 def _report(log: str, name: str) -> Report:
@@ -147,9 +158,9 @@ def check_raw(code: str, name: str, options: tuple = ()) -> Report | None:
     return _compile(code, name, options) if available() else None
 
 
-def ptx(source: str) -> str:
+def ptx(source: str, options: tuple = ()) -> str:
     """The PTX NVRTC makes of ``source`` for ``compute_90`` (to read which loads and stores
-    the compiler emitted), or "" without NVRTC.
+    the compiler emitted), or "" without NVRTC; ``options`` are added to CuPy's.
 
     >>> text = ptx('extern "C" __global__ void k(float* x) { x[0] = 1; }')
     >>> "st.global" in text or not available()
@@ -159,7 +170,7 @@ def ptx(source: str) -> str:
         return ""
     cp = _cupy()
     text, _ = cp.compiler._NVRTCProgram(source, "kern.cu", method="ptx").compile(
-        cp.options + (f"-arch=compute_{ARCH}",)
+        cp.options + tuple(options) + (f"-arch=compute_{ARCH}",)
     )
     return text.decode() if isinstance(text, bytes) else text
 
