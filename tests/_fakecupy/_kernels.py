@@ -435,7 +435,6 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
-        self._resources = False  # ptxas's report (``_nvrtc.Report``) at the first launch
         src = _ptx(code)
         call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
         launcher = string.Template(r"""
@@ -473,7 +472,7 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         if len(args) != len(self._types):
             raise TypeError(f"{self.name}: {len(self._types)} arguments expected, got {len(args)}")
         check(tuple(args))
-        if self._resources is False:  # CuPy compiles on the first launch
+        if not self.calls:  # CuPy compiles on the first launch: ptxas's report (``_nvrtc``)
             self._resources = _nvrtc.check_raw(self.code, self.name, self.options)
         _nvrtc.check_launch(self.name, grid, block, shared_mem, self._resources)
         holders = []

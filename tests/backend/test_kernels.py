@@ -385,6 +385,8 @@ def test_im2col_path_runs_on_a_non_numpy_module(xp, xs, ws, stride, padding, dil
 # Each kernel the tests launch is compiled by NVRTC on its first launch (``_nvrtc``); these are
 # the row and optimizer variants spelt out, whether a test launches them or not.
 
+ADAM_SGD = [("adam", (a, d)) for a in (False, True) for d in (False, True)]  # kernel variants
+ADAM_SGD += [("sgd", v) for v in ((False, False), (True, False), (True, True))]
 STORAGES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
@@ -394,8 +396,7 @@ def test_row_and_optimizer_variants_compile_with_nvrtc(storage):
     for kind, (_, name) in rows._BODIES.items():
         for log in (False, True) if kind == "softmax" else (False,):
             _nvrtc.check_raw(rows.source(kind, storage, rows.BLOCK, log), name)
-    sources = [koptim.adam_source(a, d) for a in (False, True) for d in (False, True)]
-    sources += [koptim.sgd_source(m, n) for m, n in ((False, False), (True, False), (True, True))]
+    sources = [{"adam": koptim.adam_source, "sgd": koptim.sgd_source}[k](*v) for k, v in ADAM_SGD]
     sources += [koptim.rmsprop_source(c, m) for c in (False, True) for m in (False, True)]
     dtype = np.dtype(STORAGES[storage])
     for i, src in enumerate(sources):
@@ -425,8 +426,6 @@ def test_register_rows_and_many_parameter_updates_use_no_local_memory(storage):
     if storage == "f16":
         return  # the many-parameter updates serve float32, float64 and bfloat16
     dtype = np.dtype(STORAGES[storage]).name
-    for kind, variant in [("adam", (a, d)) for a in (False, True) for d in (False, True)] + [
-        ("sgd", v) for v in ((False, False), (True, False), (True, True))
-    ]:
+    for kind, variant in ADAM_SGD:
         report = _nvrtc.check_raw(koptim_many._source(kind, variant, dtype), f"ember_{kind}_many")
         assert (report.stack, report.spills) == (0, 0), (kind, variant, report)
