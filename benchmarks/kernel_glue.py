@@ -2,10 +2,10 @@
 
 Eager GPU steps are bound by the host: every op's Python runs before its kernel is queued.
 This times the glue of the 16-byte-access kernels (``ember/backend/kernels/vectorized.py``,
-``half_elementwise.py``, ``relu.py``, ``row_copy.py``) on NumPy arrays with a ``RawKernel``
-whose launch does nothing, so only ember's own Python counts; the address read is made free,
-as CuPy's ``a.data.ptr`` is an attribute read. For scale, on an H200 CuPy's own bfloat16 add
-costs about 12 us of host time a call and a ``RawKernel`` launch about 6 us.
+``half_elementwise.py``, ``relu.py``, ``row_copy.py``, ``cast.py``) on NumPy arrays with a
+``RawKernel`` whose launch does nothing, so only ember's own Python counts; the address read
+is made free, as CuPy's ``a.data.ptr`` is an attribute read. For scale, on an H200 CuPy's own
+bfloat16 add costs about 12 us of host time a call and a ``RawKernel`` launch about 6 us.
 
     python benchmarks/kernel_glue.py
 """
@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 from _timing import best_of
 
-from ember.backend.kernels import half_elementwise, relu, row_copy, vectorized
+from ember.backend.kernels import cast, half_elementwise, relu, row_copy, vectorized
 
 
 class _NoLaunch:
@@ -41,6 +41,7 @@ def main() -> None:
     bf16 = ml_dtypes.bfloat16
     a, b = np.ones((256, 768), bf16), np.ones((256, 768), bf16)
     bias = np.ones(768, bf16)
+    wide = np.ones((256, 768), np.float32)
     heads = np.ones((2, 16, 8, 64), bf16).transpose(0, 2, 1, 3)
     cases = {
         "bfloat16 add, same shapes": lambda: half_elementwise.binary(xp, "add", a, b),
@@ -48,6 +49,7 @@ def main() -> None:
         "relu": lambda: relu.relu(xp, a),
         "relu gradient": lambda: relu.relu_grad(xp, a, b),
         "head merge (row copy)": lambda: row_copy.c_order(xp, heads, (2, 8, 1024)),
+        "cast float32 -> bfloat16": lambda: cast.cast(xp, wide, bf16),
     }
     for fn in cases.values():
         fn()  # plans and kernels built

@@ -106,6 +106,19 @@ def _relu_grad_inputs(dtype, shape):
     return g, y
 
 
+def _cast_inputs(dtype, *shape):
+    """Values that test a conversion's rounding: ties to even in both directions at the 16-bit
+    types' last place, the extremes (overflow, float16's subnormals, signed zeros, NaN)."""
+    a = _rand(*shape, dtype=np.float32)
+    flat = a.reshape(-1)
+    ties = np.array([0x3F808000, 0x3F818000, 0xBF808000, 0x3F800001], np.uint32).view(np.float32)
+    specials = [np.inf, -np.inf, np.nan, 0.0, -0.0, 3.4e38, 70000.0, 1e-6, -3e-8, 65520.0]
+    flat[: len(ties) + len(specials)] = np.concatenate([ties, specials])
+    flat[-3:] = [1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-8]  # float16 ties, a bfloat16 tie
+    with np.errstate(over="ignore"):
+        return a if dtype == np.float32 else a.astype(dtype)
+
+
 _P1 = ((1, 1), (1, 1), (1, 1), 1)
 _P2 = ((2, 1), (2, 1), (2, 1), 2)
 _X1, _W1, _G1 = _conv((2, 3, 6, 6), (4, 3, 3, 3), _P1)
@@ -164,6 +177,12 @@ OP_CASES = {
         (SumTo((7,)), (_rand(5, 8, 7),), 1e-5),
         (SumTo((1, 6)), (_rand(4, 3, 6, dtype=F64),), 1e-12),
         (SumTo((4,)), (_rand(300, 4, dtype=BF16),), 1e-2),
+    ],
+    "ember.ops.elementwise.cast.Cast": [  # bit-exact: rounded once to nearest even
+        (ew.Cast(ember.bfloat16), (_cast_inputs(np.float32, 7, 9),), 0.0),  # a tail of 3
+        (ew.Cast(ember.float16), (_cast_inputs(np.float32, 2, 3, 64),), 0.0),
+        (ew.Cast(ember.float32), (_cast_inputs(BF16, 5, 13),), 0.0),
+        (ew.Cast(ember.float32), (_cast_inputs(np.float16, 40),), 0.0),
     ],
     "ember.ops.elementwise.activations.Relu": [  # bit-exact: -0.0 gives +0.0, NaN stays
         (ew.Relu(), (_relu_grad_inputs(np.float32, (3, 4, 5, 6))[1],), 0.0),
@@ -966,3 +985,34 @@ def test_relu_overrides_keep_the_bodies_bits(name, xp):
         got, want = np.asarray(fn(op, xp, *arrays)), op.forward(np, *arrays)
         bits = np.dtype(f"uint{8 * want.dtype.itemsize}")
         np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=str(arrays[0].dtype))
+
+
+def test_cast_override_rounds_as_the_body_bit_for_bit(xp):
+    """Each value converted to the body's bits (ties to even, overflow to infinity, float16's
+    subnormals, signed zeros); a NaN stays a NaN (its payload is the hardware's), also into
+    ``out`` (``copy_``)."""
+    fn = overrides.registered("cuda")["ember.ops.elementwise.cast.Cast"]
+    for op, (x,), _ in OP_CASES["ember.ops.elementwise.cast.Cast"]:
+        want = op.forward(np, x)
+        for got in (fn(op, xp, x), fn(op, xp, x, out=np.empty_like(want))):
+            bits = np.dtype(f"uint{8 * want.dtype.itemsize}")
+            nan = np.isnan(want.astype(np.float32))
+            np.testing.assert_array_equal(np.isnan(got.astype(np.float32)), nan)
+            np.testing.assert_array_equal(got.view(bits)[~nan], want.view(bits)[~nan], str(op))
+
+
+@pytest.mark.parametrize(
+    "x,dtype,out",
+    [
+        (_rand(4, 8, dtype=F64), ember.bfloat16, None),  # float64: CuPy's own conversion
+        (_rand(4, 8, dtype=BF16), ember.float16, None),  # between the 16-bit types
+        (_rand(4, 8), ember.int32, None),
+        (_rand(8, 4).T, ember.bfloat16, None),  # astype keeps a view's memory order
+        (_rand(4, 8), ember.bfloat16, np.empty((8, 4), BF16).T),
+        (_rand(4, 8), ember.bfloat16, np.empty((1, 8), BF16)),  # a broadcasting copy_
+        (_rand(0, 8), ember.bfloat16, None),
+    ],
+)
+def test_cast_override_declines_what_it_does_not_serve(xp, x, dtype, out):
+    fn = overrides.registered("cuda")["ember.ops.elementwise.cast.Cast"]
+    assert fn(ew.Cast(dtype), xp, x, out=out) is NotImplemented

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import dtypes as _dt
+from ...backend import overrides
 from ...backend.arrays import assign
+from ...backend.kernels import cast as _cast_kernels
 from ..base import Spec, apply
 from .kinds import Elementwise
 
@@ -46,3 +48,12 @@ class Cast(Elementwise):
         if not x.dtype.is_floating_point:
             return (None,)
         return (cast(g, x.dtype),)
+
+
+@overrides.register(Cast, "cuda")
+def _cast_cuda(op, xp, x, out=None):
+    """float32 <-> bfloat16 / float16 as one 16-byte-access kernel (``backend/kernels/cast.py``)."""
+    return _cast_kernels.cast(xp, x, op.dtype.np, out)
+
+
+_cast_cuda.writes_out = True  # ``copy_`` across these dtypes: into the tensor's own storage
