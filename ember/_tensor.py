@@ -20,6 +20,8 @@ from ._shape import wrap_dim
 from .backend import CPU, Device, device_of
 from .storage import TypedStorage, UntypedStorage, storage_offset, warn_typed_storage_removal
 
+_BY_NP = _dt._BY_NP
+
 
 class Size(tuple):
     """A tensor's shape: a tuple that prints like PyTorch's ``torch.Size``.
@@ -170,7 +172,8 @@ class Tensor:
 
     @property
     def dtype(self) -> _dt.DType:
-        return _dt.from_numpy_dtype(self._data.dtype)
+        found = _BY_NP.get(self._data.dtype)  # one dict lookup: read on every op
+        return found if found is not None else _dt.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self) -> Device:

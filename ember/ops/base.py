@@ -43,6 +43,7 @@ from .._errors import DeviceError, EmberError
 from .._node import Node
 from .._shape import broadcast_shapes, wrap_dim
 from .._tensor import Size, Tensor
+from ..backend import cuda as _cuda
 from ..backend import device_of, overrides, xp_of
 from ..backend.cuda import device_context, is_cupy_array
 from ..dtypes import is_float_np
@@ -133,10 +134,19 @@ def apply(op: Op, *inputs: Tensor, into=None) -> Tensor:
                     _check_devices(op, inputs)
                     break
             kernel = _CPU_KERNELS[type(op)] if _CPU_REGISTERED else None
+        elif type(first) is _cuda._ndarray:  # CuPy: the GPUs compared as the arrays' ints
+            xp, gpu = _cuda._cupy, first.data.device_id
+            for t in inputs:
+                if type(t._data) is not _cuda._ndarray or t._data.data.device_id != gpu:
+                    _check_devices(op, inputs)
+                    break
+            kernel = _CUDA_KERNELS[type(op)]
         else:
             xp = xp_of(first)
             _check_devices(op, inputs)
             kernel = (_CPU_KERNELS if xp is np else _CUDA_KERNELS)[type(op)]
+            if xp is not np:
+                gpu = first.device.id
         arrays = (first,) if len(inputs) == 1 else [t._data for t in inputs]
         try:  # the device kernel registered for the op, or its forward
             if into is not None:  # an override that writes ``out=`` too (``writes_out``) first
@@ -147,7 +157,7 @@ def apply(op: Op, *inputs: Tensor, into=None) -> Tensor:
                         or (out := kernel(op, xp, *arrays, out=into)) is NotImplemented
                     ):
                         out = op.forward(xp, *arrays, out=into)
-            elif xp is np or (gpu := first.device.id) == xp.cuda.runtime.getDevice():
+            elif xp is np or gpu == xp.cuda.runtime.getDevice():
                 if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
                     out = op.forward(xp, *arrays)
             else:  # as in PyTorch, an op runs on its tensors' GPU, whichever is current

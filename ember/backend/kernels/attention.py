@@ -135,7 +135,10 @@ def _ready(xp, *arrays):
 def _plan(kind: str, dev: int, arrays, scale: float, causal: bool, build):
     """The built graph of ``kind`` for these operands' layouts, or None (``conv.cached_plan``)."""
     key = (kind, dev, arrays[0].dtype, tuple((a.shape, a.strides) for a in arrays), scale, causal)
-    refused = f"attention {kind} plan for {tuple(a.shape for a in arrays)}"
+
+    def refused():
+        return f"attention {kind} plan for {tuple(a.shape for a in arrays)}"
+
     return conv.cached_plan(_graphs, _warned, key, build, refused, "the op's body", depth=1)
 
 

@@ -49,8 +49,8 @@ def ptr(a) -> int:
 
 
 def device_id(a) -> int:
-    """Index of the GPU a CuPy array lives on."""
-    return a.device.id
+    """Index of the GPU a CuPy array lives on (its memory's: no ``Device`` object made)."""
+    return a.data.device_id
 
 
 def io_type(mod, dtype):
@@ -134,11 +134,11 @@ def finish(mod, g, tensors, notes=()) -> tuple:
     return g, tensors, tuple(t.get_uid() for t in tensors), int(g.get_workspace_size())
 
 
-def cached_plan(graphs: dict, warned: set, key, build, refused: str, instead: str, depth=0):
+def cached_plan(graphs: dict, warned: set, key, build, refused, instead: str, depth=0):
     """``graphs[key]``, built by ``build()`` on first use, or None where cuDNN has no plan: the
     refusal is remembered (not retried) and warned about once per ``key[0]`` (the kind): "cuDNN
-    has no ``refused``", and what runs ``instead``; ``depth``: the caller's calls above this
-    one's, for the warning's stack level."""
+    has no ``refused()``" (a callable: the description is formatted only then), and what runs
+    ``instead``; ``depth``: the caller's calls above this one's, for the warning's stack level."""
     entry = graphs.get(key)
     if entry is None:
         try:
@@ -148,7 +148,7 @@ def cached_plan(graphs: dict, warned: set, key, build, refused: str, instead: st
             if key[0] not in warned:
                 warned.add(key[0])
                 warnings.warn(
-                    f"ember: cuDNN has no {refused}: {type(e).__name__}: {e}; using "
+                    f"ember: cuDNN has no {refused()}: {type(e).__name__}: {e}; using "
                     f"{instead} for it (warned once per kind)",
                     RuntimeWarning,
                     stacklevel=5 + depth,
@@ -186,7 +186,7 @@ def _run(xp, kind: str, a, b, out_shape: tuple, params: tuple):
         _warned,
         key,
         lambda: _build(mod, xp, kind, a, b, out_shape, params, tf32, deterministic, dev),
-        f"plan for conv {kind} of {tuple(a.shape)} and {tuple(b.shape)} ({a.dtype})",
+        lambda: f"plan for conv {kind} of {tuple(a.shape)} and {tuple(b.shape)} ({a.dtype})",
         "im2col + cuBLAS",
     )
     if entry is None:
