@@ -25,8 +25,8 @@ from .._errors import AutogradError, EmberError
 from .._node import Node
 from .._tensor import POST_ACCUMULATE_HOOKS, Tensor
 from ..backend import full
+from ..backend.arrays import disjoint
 from ..backend.cuda import device_context
-from ..backend.kernels import address
 from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
 from ..ops.base import apply
@@ -427,20 +427,7 @@ def _shared_bases(grads) -> dict:
         base = g._data.base
         if base is not None:
             groups.setdefault(id(base), []).append(g._data)
-    return {k: len(v) for k, v in groups.items() if len(v) > 1 and _disjoint(v)}
-
-
-def _disjoint(arrays) -> bool:
-    spans = []
-    for a in arrays:
-        lo = hi = address(a)
-        for n, s in zip(a.shape, a.strides):
-            if n == 0:
-                return False
-            lo, hi = (lo + (n - 1) * s, hi) if s < 0 else (lo, hi + (n - 1) * s)
-        spans.append((lo, hi + a.itemsize))
-    spans.sort()
-    return all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    return {k: len(v) for k, v in groups.items() if len(v) > 1 and disjoint(v)}
 
 
 def _only_view(source: Tensor, base) -> bool:

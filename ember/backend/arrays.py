@@ -156,6 +156,28 @@ def owner(a):
     return a
 
 
+def disjoint(arrays) -> bool:
+    """Whether no two of ``arrays`` (views, any strides) can touch the same memory: their
+    address spans are apart (an empty array has no span and counts as touching).
+
+    >>> x = np.zeros((2, 3))
+    >>> disjoint([x[0], x[1]]), disjoint([x[0], x[:, 1]])
+    (True, False)
+    """
+    from .kernels import address
+
+    spans = []
+    for a in arrays:
+        lo = hi = address(a)
+        for n, s in zip(a.shape, a.strides):
+            if n == 0:
+                return False
+            lo, hi = (lo + (n - 1) * s, hi) if s < 0 else (lo, hi + (n - 1) * s)
+        spans.append((lo, hi + a.itemsize))
+    spans.sort()
+    return all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
 def freeze(a):
     """Mark a host array read-only (a cached constant); device arrays are returned as they are.
 
@@ -355,6 +377,7 @@ __all__ = [
     "empty_pinned",
     "writeable",
     "owner",
+    "disjoint",
     "freeze",
     "errstate",
     "may_hold",

@@ -160,15 +160,20 @@ def device_type(xp) -> str:
     return "cpu" if xp is np else "cuda"
 
 
-def run(op, xp, *arrays):
+def run(op, xp, *arrays, out=None):
     """``op``'s result on ``xp``'s device: its override there, or ``op.forward`` when there is
-    none or it declines."""
-    fn = table(device_type(xp))[type(op)]
-    if fn is not None:
-        out = fn(op, xp, *arrays)
-        if out is not NotImplemented:
-            return out
-    return op.forward(xp, *arrays)
+    none or it declines. With ``out`` (an op whose forward takes it), the result is written
+    there: by the override only where it takes ``out=`` too (its ``writes_out`` attribute)."""
+    return into(table(device_type(xp))[type(op)], op, xp, arrays, out)
+
+
+def into(fn, op, xp, arrays, out=None):
+    """``run`` with the override ``fn`` already looked up (None: there is none)."""
+    if fn is not None and (out is None or getattr(fn, "writes_out", False)):
+        r = fn(op, xp, *arrays) if out is None else fn(op, xp, *arrays, out=out)
+        if r is not NotImplemented:
+            return r
+    return op.forward(xp, *arrays) if out is None else op.forward(xp, *arrays, out=out)
 
 
 def bind(op, device_type: str) -> Callable:
@@ -208,6 +213,7 @@ __all__ = [
     "live",
     "table",
     "run",
+    "into",
     "bind",
     "unbind",
     "device_type",

@@ -151,12 +151,7 @@ def apply(op: Op, *inputs: Tensor, into=None) -> Tensor:
         try:  # the device kernel registered for the op, or its forward
             if into is not None:  # an override that writes ``out=`` too (``writes_out``) first
                 with device_context(into):
-                    if (
-                        kernel is None
-                        or not getattr(kernel, "writes_out", False)
-                        or (out := kernel(op, xp, *arrays, out=into)) is NotImplemented
-                    ):
-                        out = op.forward(xp, *arrays, out=into)
+                    out = overrides.into(kernel, op, xp, arrays, into)
             elif xp is np or gpu == xp.cuda.runtime.getDevice():
                 if kernel is None or (out := kernel(op, xp, *arrays)) is NotImplemented:
                     out = op.forward(xp, *arrays)

@@ -425,6 +425,7 @@ class RunningAverage(Op):
     momentum: float = 0.1
     factor: float = 1.0
     differentiable = False
+    writes_out = True  # ``out`` may be ``running`` itself: each value is read before written
 
     def forward(self, xp, running, stats, out=None):
         s = stats[self.row]

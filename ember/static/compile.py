@@ -54,12 +54,11 @@ from .._config import state, tracing
 from .._errors import EmberError
 from .._tensor import Tensor
 from ..backend.arrays import owner as memory_owner
-from ..backend.arrays import writeable
 from .define import Graph
 from .executor import Plan
 from .pytree import flatten, out_structure, rebuild, tensor_paths
 from .symbol import TraceError
-from .trace import ArrayRef, GradRef, Tracer
+from .trace import ArrayRef, GradRef, NewGrads, Tracer
 
 
 def compile(  # noqa: A001
@@ -364,7 +363,7 @@ class _Entry:
         outs = outs[: self.n_out]
         if stores:
             self._protect(outs, feeds)
-            protected = None
+            grads = None
             for (kind, where), (_, arr) in zip(self.stores, stores):
                 if kind is _ARRAY:
                     if arr is not where:
@@ -373,17 +372,13 @@ class _Entry:
                     dst = feeds[where]
                     if dst is not arr:
                         dst[...] = arr
-                elif kind is _NEW_GRAD:  # a new gradient must own its memory
-                    if protected is None:
+                elif kind is _NEW_GRAD:  # memory of its own, or apart from the others'
+                    if grads is None:
                         protected = set(map(id, feeds))
                         protected.update(map(id, state_arrays))
                         protected.update(map(id, outs))
-                    root = memory_owner(arr)
-                    if id(root) in protected or not writeable(arr):
-                        arr = arr.copy()
-                        root = arr
-                    protected.add(id(root))
-                    where.store(arr)
+                        grads = NewGrads(protected)
+                    where.store(grads.own(arr))
                 else:
                     where.store(arr)
         for t in self.clears:

@@ -61,7 +61,7 @@ from ..backend import cuda as _cuda
 from ..backend.kernels.cublas import CaptureUnsupported
 from .ir import GraphError
 from .pytree import rebuild
-from .trace import ArrayRef, GradRef, HostRef
+from .trace import ArrayRef, GradRef, HostRef, NewGrads
 
 __all__ = ["MODES", "CaptureUnsupported", "Runner", "resolve", "unsupported"]
 
@@ -332,6 +332,7 @@ class Runner:
                 outs[i] = o.copy()
         protected = {id(a) for a in self.static_in} | {id(a) for a in self.static_state}
         protected |= {id(o) for o in outs}
+        grads = NewGrads(protected)
         post = []
         for v, arr in stores:
             if v.kind == "input":
@@ -345,11 +346,7 @@ class Runner:
                 ref.store(arr)
                 continue
             if isinstance(ref, GradRef) and not ref.inplace:
-                root = _arrays.owner(arr)
-                if id(root) in protected:
-                    arr = arr.copy()
-                    root = arr
-                protected.add(id(root))
+                arr = grads.own(arr)
             post.append(("ref", ref, arr))
         return outs, post
 

@@ -30,6 +30,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._config import state
 from .._tensor import Tensor
+from ..backend.arrays import disjoint, writeable
 from ..backend.arrays import owner as memory_owner
 from ..ops.base import Op, Spec, _check_devices, apply
 from .ir import Assign, Graph, Value
@@ -89,6 +90,42 @@ class GradRef:
             g._version[0] += 1
         else:
             t._grad = Tensor._make(value)
+
+
+class NewGrads:
+    """Which memory the new gradients a run stores may keep (``GradRef`` stores not made in
+    place): a gradient is copied where its memory belongs to something the caller still sees
+    (``protected``: ids of the arrays owning the run's inputs, state and outputs), cannot be
+    written, or overlaps a gradient kept before it. Disjoint views of one array (a
+    normalization's weight and bias gradients, pieces of the one array its kernel writes) are
+    kept, as eager backward keeps them: an in-place update of one cannot reach another.
+
+    >>> a = np.zeros((2, 3))
+    >>> grads = NewGrads(set())
+    >>> grads.own(a[0]) is not None and grads.own(a[1]).base is a
+    True
+    >>> grads.own(a[:, 0]).base is None  # overlaps both: a copy
+    True
+    """
+
+    __slots__ = ("protected", "kept")
+
+    def __init__(self, protected: set) -> None:
+        self.protected = protected
+        self.kept: dict = {}  # id of an owning array -> the gradients kept in it
+
+    def own(self, arr):
+        """``arr``, or a copy of it where it may not be kept."""
+        key = id(memory_owner(arr))
+        if key not in self.protected and writeable(arr):
+            pieces = self.kept.get(key)
+            if pieces is None:
+                self.kept[key] = [arr]
+                return arr
+            if disjoint([*pieces, arr]):
+                pieces.append(arr)
+                return arr
+        return arr.copy()
 
 
 class HostRef:

@@ -144,6 +144,78 @@ def test_gradient_accumulation_without_zero_grad(device):
     assert step.traces == 1
 
 
+def test_new_gradients_keep_disjoint_pieces_of_one_array_as_eager_does(device):
+    """A batch norm's weight and bias gradients come from one kernel's (2, C) array: the
+    compiled step keeps them as its two rows, no copies, as eager backward does; updating one
+    in place leaves the other; the running statistics are written in their buffers."""
+    m1, m2 = _pair(lambda: nn.BatchNorm2d(4))
+    m1.to(device)
+    m2.to(device)
+    x = ember.randn(3, 4, 5, 5).to(device)
+    buffers = [b._data for b in m2.buffers()]
+
+    def step(model):
+        model.zero_grad()
+        model(x).square().sum().backward()
+
+    compiled = ember.compile(step)
+    for _ in range(3):
+        step(m1)
+        compiled(m2)
+        _same_state(m1, m2)
+        for m in (m1, m2):
+            w, b = m.weight.grad._data, m.bias.grad._data
+            assert w.base is not None and w.base is b.base
+    assert all(b._data is a for b, a in zip(m2.buffers(), buffers))  # the same arrays, updated
+    bias = m2.bias.grad.clone()
+    m2.weight.grad.add_(1)
+    np.testing.assert_array_equal(m2.bias.grad.cpu().numpy(), bias.cpu().numpy())
+
+
+@pytest.mark.fake_kernels  # a real GPU's fused updates write the parameters in place
+def test_a_conv_net_step_stores_its_state_and_gradients_without_copies(device, monkeypatch):
+    """Every state array (weights, momentum, running statistics, step counters) is written in
+    place by the step's own kernels and every new gradient is kept where backward wrote it: the
+    stores at the end of a run copy nothing (on a GPU: none in the captured graph)."""
+    from ember.static import trace
+    from ember.static.executor import Plan
+
+    copies = []
+    run_steps, own = Plan.run_steps, trace.NewGrads.own
+
+    def counted_run_steps(self, *args):
+        outs, stores = run_steps(self, *args)
+        for v, arr in stores:
+            if isinstance(v.ref, trace.ArrayRef) and arr is not v.ref.array:
+                copies.append(f"state {v.name}")
+        return outs, stores
+
+    def counted_own(self, arr):
+        kept = own(self, arr)
+        copies.extend(["gradient"] * (kept is not arr))
+        return kept
+
+    monkeypatch.setattr(Plan, "run_steps", counted_run_steps)
+    monkeypatch.setattr(trace.NewGrads, "own", counted_own)
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(), nn.Linear(128, 4)
+    ).to(device)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    x, y = ember.randn(2, 3, 4, 4).to(device), ember.tensor([0, 3]).to(device)
+
+    @ember.compile
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    step()  # SGD's first momentum step: a trace of its own
+    copies.clear()
+    for _ in range(3):  # the second trace's run, then (on a GPU) its capture and a replay
+        step()
+    assert step.traces == 2 and not copies, copies
+
+
 def test_closure_globals_and_in_place_updates_of_arguments():
     m = nn.Linear(2, 2)
     counter = ember.zeros(())

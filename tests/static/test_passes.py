@@ -389,6 +389,44 @@ def test_a_stored_update_writes_its_state_array_in_place(jit):
         _jit.set_mode(prev)
 
 
+def test_a_stored_running_statistic_and_counter_write_their_state_arrays_in_place(no_jit):
+    """Ops that take ``out=`` (batch norm's ``RunningAverage``, a counter's ``Add``) and are
+    stored into a state array they read run as ``InPlace``: the run writes the array itself and
+    the store copies nothing; a later reader of the old value keeps the copy."""
+    from ember.ops.norm import RunningAverage
+    from ember.static.trace import ArrayRef
+
+    for later_read in (False, True):
+        g = Graph("bn")
+        stats = g.add_input((2, 5), F32, "stats")
+        rv, nv = np.ones(5, F32), np.zeros((), np.int64)
+        r = g.add_state((5,), F32, ArrayRef(rv), "running_mean")
+        n = g.add_state((), np.int64, ArrayRef(nv), "num_batches_tracked")
+        r2 = g.add_node(RunningAverage(0, 0.1), [r, stats], (5,), F32)
+        one = g.add_constant(np.asarray(1, np.int64))
+        n2 = g.add_node(ew.ADD, [n, one], (), np.int64)
+        g.add_node(Assign(), [r, r2], (5,), F32)
+        g.add_node(Assign(), [n, n2], (), np.int64)
+        if later_read:
+            g.outputs.append(g.add_node(ew.NEG, [r], (5,), F32))
+        out = passes.reuse_buffers(g)
+        inplace = [nd.op for nd in out.nodes if type(nd.op) is passes.InPlace]
+        names = [op.op.name for op in inplace]
+        assert names == (["Add"] if later_read else ["RunningAverage", "Add"])
+        assert ("op=RunningAverage(" in str(out)) is not later_read
+        sv = np.arange(10, dtype=F32).reshape(2, 5)
+        effects = [nd.output for nd in out.nodes if type(nd.op) is Assign]
+        _, stores = Plan(out, out.outputs + effects).run([sv], [rv, nv])
+        assert [arr is v.ref.array for v, arr in stores] == [not later_read, True]
+        for v, arr in stores:
+            v.ref.store(arr)
+        np.testing.assert_allclose(rv, 0.9 + 0.1 * sv[0], rtol=1e-6)
+        assert nv == 1
+        rv[...], nv[...] = 1, 0
+        in_state = passes.memory_plan(out).assignment.get(r2.id) is None  # no buffer of its own
+        assert in_state is not later_read
+
+
 # -- memory plan -------------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ from .cse import common_subexpression_elimination
 from .dce import dead_code_elimination
 from .fold import constant_folding
 from .fuse import FusedElementwise, elementwise_fusion
-from .memory import MemoryPlan, memory_plan, reuse_buffers
+from .memory import InPlace, MemoryPlan, memory_plan, reuse_buffers
 from .pool_first import pool_before_relu
 from .schedule import start_collectives_early
 from .simplify import algebraic_simplification
@@ -88,6 +88,7 @@ __all__ = [
     "dead_code_elimination",
     "elementwise_fusion",
     "memory_plan",
+    "InPlace",
     "merge_state_updates",
     "optimize",
     "pool_before_relu",

@@ -14,7 +14,9 @@ every value keeps its own buffer and ``peak_bytes`` is the sum of all values.
 an intermediate read by nothing else, with its shape and dtype and made by an op known to return
 a fresh array: at run time the node writes into that array instead of allocating. A fused
 node whose result is stored into a state array it reads, read by nothing after it, writes that
-array in place (an optimizer's update of a moment or a parameter: no copy at the store).
+array in place (an optimizer's update of a moment or a parameter: no copy at the store); so
+does any other op that takes ``out=`` (``writes_out``: a batch norm's running statistics, a
+step counter's increment), run as ``InPlace(op, index)``.
 
 >>> import numpy as np
 >>> from ember.static import Graph
@@ -30,12 +32,45 @@ array in place (an optimizer's update of a moment or a parameter: no copy at the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ...backend import overrides
 from ...backend.arrays import owner as memory_owner
 from ...backend.arrays import writeable
+from ...ops.base import Op
 from ..ir import Assign, Graph
 from ..trace import ArrayRef
 from ._util import clone, consumers, is_known_shape, nbytes, roots, stored
 from .fuse import FRESH, FusedElementwise
+
+
+@dataclass(frozen=True)
+class InPlace(Op):
+    """``op`` writing its result into its input ``index``: the state array the node updates and
+    stores, which nothing reads after it (``reuse_buffers``), so the store finds the value in
+    place, with no copy. ``op`` takes ``out=`` (``writes_out``) and, as eager in-place forms
+    have it, may be given one of its own inputs there.
+
+    >>> import numpy as np
+    >>> from ember.ops.elementwise import ADD
+    >>> a = np.ones(2, np.float32)
+    >>> InPlace(ADD, 0).forward(np, a, np.ones(2, np.float32)) is a, a
+    (True, array([2., 2.], dtype=float32))
+    """
+
+    op: Op
+    index: int
+    differentiable = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.op.name}[into {self.index}]"
+
+    def forward(self, xp, *arrays):
+        return overrides.run(self.op, xp, *arrays, out=arrays[self.index])
+
+    def infer(self, *specs):
+        return self.op.infer(*specs)
 
 
 class MemoryPlan:
@@ -59,6 +94,8 @@ class MemoryPlan:
             op = n.op
             if getattr(op, "is_view", False) and n.inputs:
                 base[n.output.id] = owner(n.inputs[0])
+            elif type(op) is InPlace:
+                base[n.output.id] = owner(n.inputs[op.index])
         end = len(nodes)
         forever = roots(graph) | stored(graph) | {v.id for v in graph.outputs}
         last: dict = {}
@@ -138,10 +175,11 @@ def reuse_buffers(graph: Graph) -> Graph:
     into = _stores_in_place(g, uses)
     for n in g.nodes:
         op = n.op
-        if type(op) is not FusedElementwise:
-            continue
         if n.output.id in into:
-            n.op = op.with_reuse(into[n.output.id])
+            i = into[n.output.id]
+            n.op = op.with_reuse(i) if type(op) is FusedElementwise else InPlace(op, i)
+            continue
+        if type(op) is not FusedElementwise:
             continue
         for i, x in enumerate(n.inputs):
             if (
@@ -158,10 +196,10 @@ def reuse_buffers(graph: Graph) -> Graph:
 
 
 def _stores_in_place(g: Graph, uses: dict) -> dict:
-    """``{fused node output id: input index}`` where the node's result is stored (``Assign``)
-    into a state array it reads itself, and nothing reads that array's old value later: the
-    node may write there directly (an optimizer's moment and parameter updates), and the store
-    finds its value already in place (no copy)."""
+    """``{node output id: input index}`` where a fused node's, or an ``out=``-taking op's,
+    result is stored (``Assign``) into a state array it reads itself, and nothing reads that
+    array's old value later: the node may write there directly (an optimizer's moment and
+    parameter updates, running statistics), and the store finds its value already in place."""
     targets: dict = {}  # value id -> the state values it is stored into
     for n in g.nodes:
         if type(n.op) is Assign:
@@ -177,15 +215,16 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
     for n in g.nodes:
         op = n.op
         stores = targets.get(n.output.id, ())
-        if type(op) is not FusedElementwise or len(stores) != 1:
+        fused = type(op) is FusedElementwise
+        if not (fused or getattr(op, "writes_out", False)) or len(stores) != 1:
             continue
         (s,) = stores
         if (
             s.kind != "state"
             or not isinstance(s.ref, ArrayRef)
             or s.id in outputs
-            or s.shape != op.shape
-            or s.dtype.name != op.dtype
+            or s.shape != n.output.shape
+            or s.dtype != n.output.dtype
             or shared.get(id(memory_owner(s.ref.array))) != 1  # another state value aliases it
             or not writeable(s.ref.array)
             or s not in n.inputs
@@ -201,4 +240,4 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
     return into
 
 
-__all__ = ["MemoryPlan", "memory_plan", "reuse_buffers"]
+__all__ = ["InPlace", "MemoryPlan", "memory_plan", "reuse_buffers"]
