@@ -11,6 +11,8 @@ one launch.
 
     python tools/launch_count.py transformer --dtype amp_bfloat16 [--top 30] [--depth 3]
     python tools/launch_count.py resnet18 --dtype float32      (also bfloat16; mlp)
+    python tools/launch_count.py resnet18 --compiled   (the ``ember.compile`` step, run without a
+                                                        CUDA graph: the kernels a replay runs)
 
 Also printed: the arrays made empty (``cupy.empty``: pool memory, no kernel).
 """
@@ -157,6 +159,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", help="float32, bfloat16, amp_bfloat16")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--depth", type=int, default=1, help="ember frames named per site")
+    parser.add_argument("--compiled", action="store_true", help="count the compiled step's")
     args = parser.parse_args()
     fakes = install_fake()
     import ember
@@ -164,14 +167,17 @@ def main() -> None:
     counter = Counter(args.depth)
     patch(counter, *fakes)
     step, layers = STEPS[args.model](ember, args.dtype)
-    step()
-    step()
+    if args.compiled:  # a second trace follows the first step (the optimizer's state appears)
+        step = ember.compile(step, cuda_graph=False)
+    for _ in range(3):
+        step()
     counter.on = True
     step()
     counter.on = False
     total = sum(counter.sites.values())
+    kind = "compiled" if args.compiled else "eager"
     print(
-        f"{args.model} {args.dtype}: {total} launches in one eager step ({layers} blocks), "
+        f"{args.model} {args.dtype}: {total} launches in one {kind} step ({layers} blocks), "
         f"and {counter.allocations} empty arrays"
     )
     for site, n in counter.sites.most_common(args.top):
