@@ -1,5 +1,7 @@
 """ember.compile: compiled training steps change models exactly as eager steps do."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -173,10 +175,14 @@ def test_new_gradients_keep_disjoint_pieces_of_one_array_as_eager_does(device):
 
 
 @pytest.mark.fake_kernels  # a real GPU's fused updates write the parameters in place
-def test_a_conv_net_step_stores_its_state_and_gradients_without_copies(device, monkeypatch):
-    """Every state array (weights, momentum, running statistics, step counters) is written in
-    place by the step's own kernels and every new gradient is kept where backward wrote it: the
-    stores at the end of a run copy nothing (on a GPU: none in the captured graph)."""
+@pytest.mark.parametrize("make_opt", ["sgd", "adam"])
+def test_a_conv_net_step_stores_its_state_and_gradients_without_copies(
+    device, make_opt, monkeypatch
+):
+    """Every state array (weights, momentum, running statistics, step counters, Adam's per
+    parameter counts read again by the fused updates) is written in place by the step's own
+    kernels and every new gradient is kept where backward wrote it: the stores at the end of a
+    run copy nothing (on a GPU: none in the captured graph)."""
     from ember.static import trace
     from ember.static.executor import Plan
 
@@ -200,20 +206,28 @@ def test_a_conv_net_step_stores_its_state_and_gradients_without_copies(device, m
     model = nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(), nn.Linear(128, 4)
     ).to(device)
-    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    if make_opt == "sgd":
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    else:
+        opt = ember.optim.Adam(model.parameters(), lr=0.1)
     x, y = ember.randn(2, 3, 4, 4).to(device), ember.tensor([0, 3]).to(device)
+    m2 = copy.deepcopy(model)
+    opt2 = type(opt)(m2.parameters(), **{k: v for k, v in opt.defaults.items() if k != "params"})
 
-    @ember.compile
-    def step():
+    def step(model, opt):
         opt.zero_grad()
         F.cross_entropy(model(x), y).backward()
         opt.step()
 
-    step()  # SGD's first momentum step: a trace of its own
+    compiled = ember.compile(step)
+    compiled(model, opt)  # the optimizer's first step (SGD's: a trace of its own)
+    step(m2, opt2)
     copies.clear()
-    for _ in range(3):  # the second trace's run, then (on a GPU) its capture and a replay
-        step()
-    assert step.traces == 2 and not copies, copies
+    for _ in range(3):  # the last trace's run, then (on a GPU) its capture and a replay
+        compiled(model, opt)
+        step(m2, opt2)
+    assert not copies, copies
+    _same_state(m2, model)
 
 
 def test_closure_globals_and_in_place_updates_of_arguments():

@@ -172,7 +172,14 @@ def reuse_buffers(graph: Graph) -> Graph:
     g = clone(graph)
     uses = consumers(g)
     keep = roots(g) | stored(g) | {v.id for v in g.outputs}
-    into = _stores_in_place(g, uses)
+    sink: list = []
+    into = _stores_in_place(g, uses, sink)
+    for n, last in sink:  # after the old value's last reader, its stores after it
+        g.nodes.remove(n)
+        g.nodes.insert(g.nodes.index(last) + 1, n)
+        for a in [a for a in uses.get(n.output.id, ()) if g.nodes.index(a) < g.nodes.index(n)]:
+            g.nodes.remove(a)
+            g.nodes.insert(g.nodes.index(n) + 1, a)
     for n in g.nodes:
         op = n.op
         if n.output.id in into:
@@ -195,11 +202,15 @@ def reuse_buffers(graph: Graph) -> Graph:
     return g
 
 
-def _stores_in_place(g: Graph, uses: dict) -> dict:
+def _stores_in_place(g: Graph, uses: dict, sink: list) -> dict:
     """``{node output id: input index}`` where a fused node's, or an ``out=``-taking op's,
     result is stored (``Assign``) into a state array it reads itself, and nothing reads that
     array's old value later: the node may write there directly (an optimizer's moment and
-    parameter updates, running statistics), and the store finds its value already in place."""
+    parameter updates, running statistics), and the store finds its value already in place.
+    A node that later nodes' reads of the old value would forbid, but that only computes the
+    stored value from that state and constants (a step counter's ``+ 1``, which the fused
+    updates recompute from the old count), is listed in ``sink`` with the last of those
+    readers, to be moved after it."""
     targets: dict = {}  # value id -> the state values it is stored into
     for n in g.nodes:
         if type(n.op) is Assign:
@@ -235,8 +246,14 @@ def _stores_in_place(g: Graph, uses: dict) -> dict:
             for u in uses.get(s.id, ())
             if u is not n and type(u.op) is not Assign and pos[id(u)] > pos[id(n)]
         ]
-        if not later:
-            into[n.output.id] = n.inputs.index(s)
+        if later and (
+            any(type(u.op) is not Assign for u in uses.get(n.output.id, ()))
+            or any(x is not s and x.kind != "const" for x in n.inputs)
+        ):
+            continue
+        if later:  # only stored, of the state and constants: it runs after the old value's
+            sink.append((n, max(later, key=lambda u: pos[id(u)])))  # readers (a step counter)
+        into[n.output.id] = n.inputs.index(s)
     return into
 
 
