@@ -549,6 +549,45 @@ class Tensor:
     def __reduce__(self):
         return (_rebuild, (self.numpy(force=True).copy(), self._requires_grad))
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """``copy.deepcopy``: a copy on the same device, with ``requires_grad`` and a copy of
+        ``.grad``, as PyTorch's; only a leaf may be copied (a result keeps its history).
+
+        >>> import copy, ember
+        >>> w = ember.ones(2, requires_grad=True)
+        >>> (w * 2).sum().backward()
+        >>> copy.deepcopy(w).grad
+        tensor([2., 2.])
+        """
+        if id(self) in memo:
+            return memo[id(self)]
+        if self._node is not None:
+            raise AutogradError(
+                "deepcopy: only tensors created explicitly by the user (graph leaves) support "
+                f"the deepcopy protocol, as in PyTorch; this {tuple(self.shape)} tensor has "
+                f"grad_fn={self.grad_fn.name()} (detach() it first)"
+            )
+        result = type(self)._make(copy_data(self._data), self._requires_grad)
+        memo[id(self)] = result
+        if self._grad is not None:
+            result._grad = self._grad.__deepcopy__(memo)
+        return result
+
+
+def copy_data(a):
+    """A copy of a tensor's array on the array's own device (CuPy copies onto the current GPU).
+
+    >>> import numpy as np
+    >>> copy_data(np.ones(2))
+    array([1., 1.])
+    """
+    if type(a) is np.ndarray:
+        return a.copy()
+    from .backend.cuda import device_context
+
+    with device_context(a):
+        return a.copy()
+
 
 def _shape_of(shape, op: str) -> tuple:
     """``shape`` as a tuple of non-negative ints, or an error naming ``op``."""

@@ -229,3 +229,21 @@ def test_retain_grad_and_hooks():
     y.sum().backward()
     assert y.grad.tolist() == [1.0, 1.0]
     assert seen == [[2.0, 2.0]]
+
+
+def test_deepcopy_keeps_device_requires_grad_and_grad(device):
+    """As PyTorch's: a copy on the tensor's device (a module's buffers too), ``requires_grad``
+    and a copy of ``.grad``; a non-leaf refuses, naming its history."""
+    import copy
+
+    w = ember.ones(2, 3, device=device, requires_grad=True)
+    (w * 2).sum().backward()
+    c = copy.deepcopy(w)
+    assert c.device == w.device and c.requires_grad and c.is_leaf
+    assert c.grad is not w.grad and c.grad.device == w.device
+    assert c.grad.tolist() == [[2.0] * 3] * 2 and c._data is not w._data
+    bn = copy.deepcopy(ember.nn.BatchNorm1d(3).to(device))
+    assert {t.device for t in (*bn.parameters(), *bn.buffers())} == {w.device}
+    with pytest.raises(ember.AutogradError, match=r"deepcopy: only tensors .* \(2, 3\) tensor "
+                       r"has grad_fn=MulBackward0"):  # fmt: skip
+        copy.deepcopy(w * 2)

@@ -377,6 +377,8 @@ class SparseTensor(Tensor):
     def __reduce__(self):
         return (_rebuild, (self._idx, self._vals.detach(), self._size, self._coalesced))
 
+    __deepcopy__ = None  # copied through ``__reduce__`` (its own parts), not a dense tensor's
+
 
 def _rebuild(indices, values, size, coalesced):
     return SparseTensor._build(indices, values, size, coalesced)

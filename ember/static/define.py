@@ -208,6 +208,7 @@ class Variable(Tensor):
     """
 
     __slots__ = ("initializer", "initial_value", "trainable")
+    __deepcopy__ = None  # copied through ``__reduce__``, as before dense tensors had their own
 
     def __init__(
         self, initial_value, name: str | None = None, dtype=None, trainable: bool = True
