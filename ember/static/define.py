@@ -208,7 +208,7 @@ class Variable(Tensor):
     """
 
     __slots__ = ("initializer", "initial_value", "trainable")
-    __deepcopy__ = None  # copied through ``__reduce__``, as before dense tensors had their own
+    __deepcopy__ = None  # copied through ``__reduce__``: a plain tensor's copy has no slots
 
     def __init__(
         self, initial_value, name: str | None = None, dtype=None, trainable: bool = True

@@ -427,6 +427,34 @@ def test_a_stored_running_statistic_and_counter_write_their_state_arrays_in_plac
         assert in_state is not later_read
 
 
+def test_a_stored_counter_read_later_moves_after_its_readers(no_jit):
+    """``t + 1`` stored into ``t``, whose old value a later node reads (a fused update
+    recomputing the count), runs after that reader, in place; not across a node that writes
+    state while the graph runs."""
+    from ember.static.trace import ArrayRef
+
+    for bump in (False, True):
+        g = Graph("count")
+        tv, bv = np.zeros((), F32), np.zeros(3, F32)
+        t = g.add_state((), F32, ArrayRef(tv), "t")
+        one = g.add_constant(np.asarray(1, F32))
+        t2 = g.add_node(ew.ADD, [t, one], (), F32)
+        if bump:
+            b = g.add_state((3,), F32, ArrayRef(bv), "b")
+            g.outputs.append(g.add_node(Bump(), [b], (3,), F32))
+        g.outputs.append(g.add_node(ew.NEG, [t], (), F32))
+        g.add_node(Assign(), [t, t2], (), F32)
+        out = passes.reuse_buffers(g)
+        names = ops(out)
+        assert ("InPlace" in names) is not bump
+        if not bump:
+            assert names.index("Neg") < names.index("InPlace") < names.index("Assign")
+        effects = [n.output for n in out.nodes if type(n.op) is Assign]
+        outs, stores = Plan(out, out.outputs + effects).run([], [tv] + [bv] * bump)
+        assert outs[len(out.outputs) - 1] == 0.0  # the old count, read before the update
+        assert [arr is v.ref.array for v, arr in stores] == [not bump]
+
+
 # -- memory plan -------------------------------------------------------------------------------
 
 

@@ -40,7 +40,7 @@ from ...backend.arrays import writeable
 from ...ops.base import Op
 from ..ir import Assign, Graph
 from ..trace import ArrayRef
-from ._util import clone, consumers, is_known_shape, nbytes, roots, stored
+from ._util import clone, consumers, has_side_effects, is_known_shape, nbytes, roots, stored
 from .fuse import FRESH, FusedElementwise
 
 
@@ -246,13 +246,21 @@ def _stores_in_place(g: Graph, uses: dict, sink: list) -> dict:
             for u in uses.get(s.id, ())
             if u is not n and type(u.op) is not Assign and pos[id(u)] > pos[id(n)]
         ]
-        if later and (
-            any(type(u.op) is not Assign for u in uses.get(n.output.id, ()))
-            or any(x is not s and x.kind != "const" for x in n.inputs)
+        last = max(later, key=lambda u: pos[id(u)]) if later else None
+        if (
+            later
+            and (
+                any(type(u.op) is not Assign for u in uses.get(n.output.id, ()))
+                or any(x is not s and x.kind != "const" for x in n.inputs)
+                or any(  # a write while the graph runs: the node would read after it
+                    has_side_effects(m.op) and type(m.op) is not Assign
+                    for m in g.nodes[pos[id(n)] + 1 : pos[id(last)] + 1]
+                )
+            )
         ):
             continue
         if later:  # only stored, of the state and constants: it runs after the old value's
-            sink.append((n, max(later, key=lambda u: pos[id(u)])))  # readers (a step counter)
+            sink.append((n, last))  # readers (a step counter)
         into[n.output.id] = n.inputs.index(s)
     return into
 
