@@ -18,6 +18,7 @@ from . import dtypes as _dt
 from ._errors import AutogradError, DTypeError, EmberError, ShapeError
 from ._shape import wrap_dim
 from .backend import CPU, Device, device_of
+from .backend.arrays import own_copy
 from .storage import TypedStorage, UntypedStorage, storage_offset, warn_typed_storage_removal
 
 _BY_NP = _dt._BY_NP
@@ -567,26 +568,11 @@ class Tensor:
                 f"the deepcopy protocol, as in PyTorch; this {tuple(self.shape)} tensor has "
                 f"grad_fn={self.grad_fn.name()} (detach() it first)"
             )
-        result = type(self)._make(copy_data(self._data), self._requires_grad)
+        result = type(self)._make(own_copy(self._data), self._requires_grad)
         memo[id(self)] = result
         if self._grad is not None:
             result._grad = self._grad.__deepcopy__(memo)
         return result
-
-
-def copy_data(a):
-    """A copy of a tensor's array on the array's own device (CuPy copies onto the current GPU).
-
-    >>> import numpy as np
-    >>> copy_data(np.ones(2))
-    array([1., 1.])
-    """
-    if type(a) is np.ndarray:
-        return a.copy()
-    from .backend.cuda import device_context
-
-    with device_context(a):
-        return a.copy()
 
 
 def _shape_of(shape, op: str) -> tuple:

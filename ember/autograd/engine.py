@@ -25,7 +25,7 @@ from .._errors import AutogradError, EmberError
 from .._node import Node
 from .._tensor import POST_ACCUMULATE_HOOKS, Tensor
 from ..backend import full
-from ..backend.arrays import disjoint
+from ..backend.arrays import disjoint, own_copy
 from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
@@ -477,8 +477,7 @@ def _accumulate_into_grad(
         ):
             t._grad = Tensor._make(arr)
         else:
-            with device_context(arr):
-                t._grad = Tensor._make(arr.copy())
+            t._grad = Tensor._make(own_copy(arr))
         return
     if create_graph or old._requires_grad:
         t._grad = apply(ADD, old, g)

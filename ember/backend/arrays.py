@@ -156,6 +156,18 @@ def owner(a):
     return a
 
 
+def own_copy(a):
+    """A copy of ``a`` on ``a``'s own device (CuPy's ``copy`` allocates on the current GPU).
+
+    >>> own_copy(np.ones(2))
+    array([1., 1.])
+    """
+    if type(a) is np.ndarray:
+        return a.copy()
+    with _cuda.device_context(a):
+        return a.copy()
+
+
 def disjoint(arrays) -> bool:
     """Whether no two of ``arrays`` (views, any strides) can touch the same memory: their
     address spans are apart (an empty array has no span and counts as touching).
@@ -377,6 +389,7 @@ __all__ = [
     "empty_pinned",
     "writeable",
     "owner",
+    "own_copy",
     "disjoint",
     "freeze",
     "errstate",

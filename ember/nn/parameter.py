@@ -17,7 +17,8 @@ tensor([1., 1.])
 
 from __future__ import annotations
 
-from .._tensor import Tensor, _init, copy_data
+from .._tensor import Tensor, _init
+from ..backend.arrays import own_copy
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -65,7 +66,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(Tensor._make(copy_data(self._data)), self._requires_grad)
+        result = type(self)(Tensor._make(own_copy(self._data)), self._requires_grad)
         memo[id(self)] = result
         return result
 
@@ -106,7 +107,7 @@ class Buffer(Tensor):
     def __deepcopy__(self, memo: dict) -> Buffer:
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(Tensor._make(copy_data(self._data)), persistent=self.persistent)
+        result = type(self)(Tensor._make(own_copy(self._data)), persistent=self.persistent)
         memo[id(self)] = result
         return result
 

@@ -134,10 +134,10 @@ def apply(op: Op, *inputs: Tensor, into=None) -> Tensor:
                     _check_devices(op, inputs)
                     break
             kernel = _CPU_KERNELS[type(op)] if _CPU_REGISTERED else None
-        elif type(first) is _cuda._ndarray:  # CuPy: the GPUs compared as the arrays' ints
+        elif type(first) is (cupy_array := _cuda._ndarray):  # the GPUs compared as ints
             xp, gpu = _cuda._cupy, first.data.device_id
             for t in inputs:
-                if type(t._data) is not _cuda._ndarray or t._data.data.device_id != gpu:
+                if type(d := t._data) is not cupy_array or d.data.device_id != gpu:
                     _check_devices(op, inputs)
                     break
             kernel = _CUDA_KERNELS[type(op)]

@@ -172,8 +172,7 @@ def reuse_buffers(graph: Graph) -> Graph:
     g = clone(graph)
     uses = consumers(g)
     keep = roots(g) | stored(g) | {v.id for v in g.outputs}
-    sink: list = []
-    into = _stores_in_place(g, uses, sink)
+    into, sink = _stores_in_place(g, uses)
     for n, last in sink:  # after the old value's last reader, its stores after it
         g.nodes.remove(n)
         g.nodes.insert(g.nodes.index(last) + 1, n)
@@ -202,15 +201,15 @@ def reuse_buffers(graph: Graph) -> Graph:
     return g
 
 
-def _stores_in_place(g: Graph, uses: dict, sink: list) -> dict:
-    """``{node output id: input index}`` where a fused node's, or an ``out=``-taking op's,
+def _stores_in_place(g: Graph, uses: dict) -> tuple[dict, list]:
+    """``({node output id: input index}, moves)``: where a fused node's, or an ``out=``-taking op's,
     result is stored (``Assign``) into a state array it reads itself, and nothing reads that
     array's old value later: the node may write there directly (an optimizer's moment and
     parameter updates, running statistics), and the store finds its value already in place.
     A node that later nodes' reads of the old value would forbid, but that only computes the
     stored value from that state and constants (a step counter's ``+ 1``, which the fused
-    updates recompute from the old count), is listed in ``sink`` with the last of those
-    readers, to be moved after it."""
+    updates recompute from the old count), is in ``moves`` with the last of those readers, to
+    be moved after it."""
     targets: dict = {}  # value id -> the state values it is stored into
     for n in g.nodes:
         if type(n.op) is Assign:
@@ -222,7 +221,7 @@ def _stores_in_place(g: Graph, uses: dict, sink: list) -> dict:
             shared[id(r)] = shared.get(id(r), 0) + 1
     outputs = {v.id for v in g.outputs}
     pos = {id(n): i for i, n in enumerate(g.nodes)}
-    into = {}
+    into, sink = {}, []
     for n in g.nodes:
         op = n.op
         stores = targets.get(n.output.id, ())
@@ -262,7 +261,7 @@ def _stores_in_place(g: Graph, uses: dict, sink: list) -> dict:
         if later:  # only stored, of the state and constants: it runs after the old value's
             sink.append((n, last))  # readers (a step counter)
         into[n.output.id] = n.inputs.index(s)
-    return into
+    return into, sink
 
 
 __all__ = ["InPlace", "MemoryPlan", "memory_plan", "reuse_buffers"]
