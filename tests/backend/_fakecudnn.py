@@ -35,8 +35,9 @@ _NP = {"FLOAT": np.float32, "DOUBLE": np.float64, "HALF": np.float16, "BFLOAT16"
 
 
 def _real_type(dt):
-    """The real frontend's ``data_type`` member for ours (a name)."""
-    return getattr(_real.data_type, dt)
+    """The real frontend's ``data_type`` member for ours (a name); None where it is not
+    installed (nothing is mirrored then)."""
+    return None if _real is None else getattr(_real.data_type, dt)
 
 
 log: list = []  # (event, details) of every call that matters to the tests
