@@ -246,6 +246,43 @@ def test_raw_kernel_arguments_must_match_the_parameters(fake_cuda):
         k((1,), (1,), (np.float32(1), 1, np.float32(2), True))
 
 
+_SHIFT = r"""
+extern "C" __global__ void shift(float* y, int sync) {
+  __shared__ float s[64];
+  s[threadIdx.x] = (float)(threadIdx.x + 100 * blockIdx.x);
+  if (sync) __syncthreads();
+  y[blockIdx.x * blockDim.x + threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
+}
+"""
+
+
+def test_a_blocks_threads_meet_at_barriers_and_a_missing_one_shows(fake_cuda):
+    """Each thread reads its neighbour's shared-memory write: right after ``__syncthreads()``;
+    without it some reads see the other block's or no write, as on a GPU where the order is
+    free (the fake runs a block's threads ascending between barriers, then descending)."""
+    if not fake_cuda.kernels_on():
+        fake_cuda.reset(kernels=True)
+    k = fake_cuda.RawKernel(_SHIFT, "shift")
+    y = fake_cuda.zeros(2 * 64, np.float32)
+    want = [(t + 1) % 64 + 100 * b for b in range(2) for t in range(64)]
+    k((2,), (64,), (y, np.int32(1)))
+    assert y.tolist() == want
+    k((2,), (64,), (y, np.int32(0)))
+    assert y.tolist() != want
+
+
+def test_a_barrier_some_threads_skip_fails_the_launch(fake_cuda):
+    if not fake_cuda.kernels_on():
+        fake_cuda.reset(kernels=True)
+    src = (
+        'extern "C" __global__ void skip(float* y) {\n'
+        "  if (threadIdx.x == 0) return;\n  __syncthreads();\n  y[threadIdx.x] = 1;\n}\n"
+    )
+    k = fake_cuda.RawKernel(src, "skip")
+    with pytest.raises(RuntimeError, match="skip: some threads of a block ended while others"):
+        k((1,), (32,), (fake_cuda.zeros(32, np.float32),))
+
+
 @pytest.mark.skipif(not _nvrtc.available(), reason="needs CuPy, NVRTC and CUDA's headers")
 def test_kernels_nvrtc_refuses_fail_their_launch(fake_cuda):
     if not fake_cuda.kernels_on():

@@ -12,8 +12,10 @@ caches them), with CuPy's rules around them:
   bit-cast intrinsics, the float16 PTX conversions).
   float16 is ``_Float16``, bfloat16 a struct storing the upper half of a float32 (round to
   nearest even), both converting implicitly to and from float, as CuPy's types do.
-- ``RawKernel``: 1-D launches; ``blockDim.x`` C++ threads run the blocks in turn, in a scrambled
-  order (a GPU promises none), a barrier is ``__syncthreads()``, ``__shared__`` memory a static,
+- ``RawKernel``: 1-D launches; the blocks run in turn, in a scrambled order (a GPU promises
+  none), each block's ``blockDim.x`` threads as fibers on one OS thread that meet at
+  ``__syncthreads()`` (between barriers in ascending thread order, then descending, so a missing
+  barrier shows; a barrier some threads skip fails the launch), ``__shared__`` memory a static,
   ``atomicAdd`` / ``__threadfence`` C++ atomics; array arguments pass their memory
   address (strides are the kernel's business, as on a GPU). The PTX conversions ember uses for
   float16 (``cvt.f32.f16`` / ``cvt.rn.f16.f32``) are mapped to C++.
@@ -57,11 +59,10 @@ _CTYPES = {
 
 _PRELUDE = r"""
 #include <algorithm>
-#include <barrier>
+#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <type_traits>
 #include <vector>
 typedef _Float16 float16;
@@ -106,17 +107,82 @@ inline unsigned short ember_f2h(float f) {
 
 _RAW_PRELUDE = r"""
 struct ember_dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local ember_dim3 threadIdx, blockIdx, blockDim, gridDim;
-static std::barrier<>* ember_bar = nullptr;
+static ember_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __shared__ static
 #define __restrict__
-inline void __syncthreads() { ember_bar->arrive_and_wait(); }
+// A block's threads are fibers on one OS thread: each runs until its __syncthreads() or its
+// end, then the next; a barrier is passed when every thread of the block has reached it.
+#if !defined(__x86_64__)
+#error "the fake CuPy switches a block's fibers with x86-64 assembly (ember_switch)"
+#endif
+struct ember_fiber { void* sp; int state; };  // state: 0 runnable, 1 at the barrier, 2 ended
+static void* ember_sched_sp;
+static ember_fiber* ember_cur;
+extern "C" void ember_switch(void** save, void* to) __attribute__((visibility("hidden")));
+asm(".text\n.globl ember_switch\n.hidden ember_switch\n.type ember_switch,@function\n"
+    "ember_switch:\n pushq %rbp\n pushq %rbx\n pushq %r12\n pushq %r13\n pushq %r14\n"
+    " pushq %r15\n movq %rsp, (%rdi)\n movq %rsi, %rsp\n popq %r15\n popq %r14\n popq %r13\n"
+    " popq %r12\n popq %rbx\n popq %rbp\n ret\n");
+inline void ember_yield(int state) {
+  ember_cur->state = state;
+  ember_switch(&ember_cur->sp, ember_sched_sp);
+}
+inline void __syncthreads() { ember_yield(1); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline unsigned int atomicAdd(unsigned int* p, unsigned int v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 """
+
+# The launch: a block at a time, in a scrambled order (a GPU promises none); its threads as
+# fibers (``_RAW_PRELUDE``), run in ascending order between barriers, then descending, so a
+# read of another thread's write that lacks a barrier sees the wrong value one way or the
+# other. Returns 1 (and stops) when some threads of a block end while others wait at a barrier.
+_LAUNCHER = string.Template(r"""
+static void** ember_args;
+static void ember_entry() {
+  $name($call);
+  ember_yield(2);
+  __builtin_trap();
+}
+extern "C" int ember_launch(unsigned grid, unsigned block, void** args) {
+  const size_t stack = 64 * 1024;
+  static char* stacks = nullptr;
+  static unsigned have = 0;
+  static std::vector<ember_fiber> fibers;
+  if (block > have) {
+    std::free(stacks);
+    stacks = (char*)std::aligned_alloc(64, stack * block);
+    have = block;
+  }
+  fibers.resize(block);
+  ember_args = args; gridDim.x = grid; blockDim.x = block;
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdx.x = grid % 7919 ? (unsigned)((7919ull * b + 13) % grid) : grid - 1 - b;
+    for (unsigned t = 0; t < block; ++t) {
+      void** sp = (void**)(stacks + stack * (t + 1)) - 8;  // six registers, entry, a return slot
+      for (int r = 0; r < 6; ++r) sp[r] = nullptr;
+      sp[6] = (void*)&ember_entry; sp[7] = nullptr;
+      fibers[t] = {(void*)sp, 0};
+    }
+    for (unsigned phase = 0, alive = block; alive; ++phase) {
+      unsigned waiting = 0, ended = 0;
+      for (unsigned k = 0; k < block; ++k) {
+        unsigned t = phase % 2 ? block - 1 - k : k;
+        if (fibers[t].state != 0) continue;
+        threadIdx.x = t; ember_cur = &fibers[t];
+        ember_switch(&ember_sched_sp, fibers[t].sp);
+        if (fibers[t].state == 1) ++waiting; else ++ended;
+      }
+      if (waiting && ended) return 1;
+      alive -= ended;
+      for (auto& f : fibers) if (f.state == 1) f.state = 0;
+    }
+  }
+  return 0;
+}
+""")
 
 _PTX = [
     (
@@ -435,28 +501,7 @@ class RawKernel:
         self.code, self.name, self.options, self.backend = code, name, tuple(options), backend
         self.enable_cooperative_groups = enable_cooperative_groups
         self._types = _kernel_params(code, name)
-        src = _ptx(code)
-        call = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(self._types))
-        launcher = string.Template(r"""
-extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
-  std::barrier<> bar(block);
-  ember_bar = &bar;
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < block; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx.x = t; blockDim.x = block; gridDim.x = grid;
-      for (unsigned b = 0; b < grid; ++b) {  // in a scrambled order: a GPU promises none
-        blockIdx.x = grid % 7919 ? (unsigned)((7919ull * b + 13) % grid) : grid - 1 - b;
-        $name($call);
-        bar.arrive_and_wait();
-      }
-    });
-  for (auto& th : threads) th.join();
-}
-""").substitute(name=name, call=call)
-        self._lib = _emulator._compile(
-            _PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + src + param_table(self._types) + launcher
-        )
+        self._lib = _emulator._compile(raw_source(code, name, self._types))
         self._params = param_infos(self._lib, len(self._types))
         self.calls = 0
 
@@ -492,7 +537,7 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         g, b = int(grid[0]), int(block[0])
 
         def launch(keep=holders):  # a replay reads the arguments again: keep them alive
-            self._lib.ember_launch(ctypes.c_uint(g), ctypes.c_uint(b), ptrs)
+            launch_blocks(self._lib, self.name, g, b, ptrs)
 
         for a in args:
             if type(a) is ndarray:
@@ -500,6 +545,24 @@ extern "C" void ember_launch(unsigned grid, unsigned block, void** args) {
         launch()
         _gpu.record(launch)
         self.calls += 1
+
+
+def raw_source(code: str, name: str, types: list[str]) -> str:
+    """The C++ of a RawKernel: the preludes, ``code`` (its PTX mapped), its parameter table and
+    the launcher of kernel ``name`` with parameter ``types``."""
+    call = ", ".join(f"*({t}*)ember_args[{k}]" for k, t in enumerate(types))
+    launcher = _LAUNCHER.substitute(name=name, call=call)
+    return _PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + _ptx(code) + param_table(types) + launcher
+
+
+def launch_blocks(lib, name: str, grid: int, block: int, args) -> None:
+    """Run a library compiled with ``_RAW_PRELUDE`` and ``_LAUNCHER``: ``grid`` blocks of
+    ``block`` threads on the argument pointers ``args``."""
+    if lib.ember_launch(ctypes.c_uint(grid), ctypes.c_uint(block), args):
+        raise RuntimeError(
+            f"{name}: some threads of a block ended while others waited at __syncthreads(); "
+            "on a GPU the block hangs or reads unsynchronized memory"
+        )
 
 
 assert _manifest.CLASSES["cupy.RawKernel"]  # the surface imitated (see the manifest)

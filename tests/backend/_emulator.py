@@ -7,12 +7,12 @@ source strings ember hands to CuPy with g++:
   of a C++ loop over the elements, with in-params as ``const`` values and out-params as
   references, the way CuPy's generated kernel declares them (placeholder types such as ``T``
   bound from the arrays' dtypes; float32 / float64 only);
-- ``RawKernel(code, name)``: the source is compiled with a prelude that maps CUDA's built-ins
-  to C++ (``threadIdx`` is thread-local, ``__syncthreads()`` a ``std::barrier``,
-  ``__shared__`` a static, ``atomicAdd`` / ``__threadfence`` C++ atomics, float16's PTX
-  conversions C++'s ``_Float16``), and each launch runs the blocks one after another, in a
-  shuffled order (a GPU promises none), each with ``blockDim`` real threads. Only the features
-  ember's kernels use are mapped.
+- ``RawKernel(code, name)``: compiled and launched as the fake CuPy's (``_fakecupy._kernels``):
+  a prelude maps CUDA's built-ins to C++ (``__syncthreads()`` a barrier of the block's
+  threads, which are fibers on one OS thread, ``__shared__`` a static, ``atomicAdd`` /
+  ``__threadfence`` C++ atomics, float16's PTX conversions C++'s ``_Float16``), and each launch
+  runs the blocks one after another in a scrambled order (a GPU promises none). Only the
+  features ember's kernels use are mapped.
 
 This checks the kernels' arithmetic, indexing and the Python glue that launches them, and each
 ``RawKernel`` argument against its parameter's size and kind; NVRTC compiles every source too
@@ -25,11 +25,9 @@ import contextlib
 import ctypes
 import hashlib
 import os
-import random
 import shutil
 import subprocess
 import tempfile
-import threading
 import types
 
 import numpy as np
@@ -55,38 +53,6 @@ _CTYPE_OF = {
     np.dtype(np.float32): ctypes.c_float,
     np.dtype(np.float64): ctypes.c_double,
 }
-
-_RAW_PRELUDE = r"""
-#include <type_traits>
-#include <barrier>
-#include <cmath>
-#include <cstring>
-struct ember_dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local ember_dim3 threadIdx;
-static ember_dim3 blockIdx, blockDim, gridDim;
-static std::barrier<>* ember_bar = nullptr;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __shared__ static
-inline void __syncthreads() { ember_bar->arrive_and_wait(); }
-inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline unsigned int atomicAdd(unsigned int* p, unsigned int v) {
-  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-}
-inline float __uint_as_float(unsigned int u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
-using std::exp; using std::log; using std::sqrt; using std::fmax;
-inline float ember_h2f(unsigned short h) { _Float16 v; std::memcpy(&v, &h, 2); return (float)v; }
-inline unsigned short ember_f2h(float f) {
-  _Float16 v = (_Float16)f; unsigned short h; std::memcpy(&h, &v, 2); return h;
-}
-extern "C" void ember_set_block(unsigned b, unsigned g, unsigned n) {
-  blockIdx.x = b; gridDim.x = g; blockDim.x = n;
-  delete ember_bar; ember_bar = new std::barrier<>(n);
-}
-extern "C" void ember_set_thread(unsigned t) { threadIdx.x = t; }
-"""
 
 
 def _compile(source: str) -> ctypes.CDLL:
@@ -187,19 +153,20 @@ class ElementwiseKernel:
 
 
 class RawKernel:
-    """CuPy's RawKernel, compiled for the CPU: blocks in turn, ``blockDim.x`` threads each."""
+    """CuPy's RawKernel, compiled for the CPU as the fake CuPy's is (``_fakecupy._kernels``: a
+    block at a time, its ``blockDim.x`` threads fibers that meet at ``__syncthreads()``)."""
 
     def __init__(self, code: str, name: str, **kwargs) -> None:
-        from tests._fakecupy._kernels import _kernel_params, _ptx, param_infos, param_table
+        from tests._fakecupy import _kernels
 
         self.code, self.name, self.options = code, name, tuple(kwargs.get("options", ()))
-        self.types = _kernel_params(code, name)
-        self.lib = _compile(_RAW_PRELUDE + _ptx(code) + param_table(self.types))
-        self.params = param_infos(self.lib, len(self.types))
+        self.types = _kernels._kernel_params(code, name)
+        self.lib = _compile(_kernels.raw_source(code, name, self.types))
+        self.params = _kernels.param_infos(self.lib, len(self.types))
         self.calls = 0
 
     def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
-        from tests._fakecupy._kernels import check_arguments
+        from tests._fakecupy._kernels import check_arguments, launch_blocks
 
         assert len(grid) == 1 and len(block) == 1, "1-D launches only"
         if not self.calls:  # CuPy compiles on the first launch
@@ -213,28 +180,8 @@ class RawKernel:
             else:
                 cargs.append(_CTYPE_OF[np.asarray(a).dtype](a))
         check_arguments(self.name, self.types, self.params, args, cargs)
-        fn = getattr(self.lib, self.name)
-        n = int(block[0])
-        errors: list = []
-
-        def thread(t: int) -> None:
-            try:
-                self.lib.ember_set_thread(t)
-                fn(*cargs)
-            except Exception as e:  # pragma: no cover - surfaces below
-                errors.append(e)
-
-        blocks = list(range(int(grid[0])))
-        random.Random(len(blocks)).shuffle(blocks)  # a GPU runs blocks in no promised order
-        for b in blocks:
-            self.lib.ember_set_block(b, int(grid[0]), n)
-            threads = [threading.Thread(target=thread, args=(t,)) for t in range(n)]
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join()
-        if errors:
-            raise errors[0]
+        ptrs = (ctypes.c_void_p * max(len(cargs), 1))(*[ctypes.addressof(c) for c in cargs])
+        launch_blocks(self.lib, self.name, int(grid[0]), int(block[0]), ptrs)
         self.calls += 1
 
 
