@@ -155,3 +155,23 @@ def test_conversion_errors(expr, err, match):
     exec(SETUP, env)
     with pytest.raises(err, match=match):
         eval(expr, env)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_float64_into_16_bits_rounds_as_pytorch(device, name):
+    """Through float32 (two roundings), as PyTorch converts: ``.to``, ``copy_``, and a
+    gradient flowing back from a float64 use of a 16-bit tensor."""
+    bits = 11 if name == "float16" else 8
+    ties = [1 + 2.0**-bits, -(1 + 3 * 2.0**-bits), 3 + 2.0 ** (1 - bits)]
+    vals = np.array([v + np.sign(v) * 2.0**-40 for v in ties] + ties)
+    want = torch.from_numpy(vals).to(getattr(torch, name)).float().numpy()
+    half = getattr(ember, name)
+    x = ember.from_numpy(vals.copy()).to(device)
+    got = [x.to(half), ember.zeros(len(vals), dtype=half, device=device).copy_(x)]
+    for t in got:
+        assert t.dtype is half and np.array_equal(t.float().cpu().numpy(), want)
+    w = ember.zeros(len(vals), dtype=half, device=device, requires_grad=True)
+    (w.double() * x).sum().backward()
+    tw = torch.zeros(len(vals), dtype=getattr(torch, name), requires_grad=True)
+    (tw.double() * torch.from_numpy(vals)).sum().backward()
+    assert np.array_equal(w.grad.float().cpu().numpy(), tw.grad.float().numpy())

@@ -112,15 +112,34 @@ def sum_at(positions, weights, size: int):
     return out
 
 
+_F64 = np.dtype(np.float64)
+_HALVES = frozenset((np.dtype(np.float16), _BF16))
+
+
+def castable(value, dtype):
+    """``value`` (an array) ready to convert to ``dtype``: float64 headed for float16 or
+    bfloat16 as float32, so that it rounds twice, as PyTorch converts (and ml_dtypes; NumPy's
+    float16 conversion rounds once, which can land a tie away).
+
+    >>> castable(np.array([1 + 2.0**-11 + 2.0**-40]), np.float16).astype(np.float16).tolist()
+    [1.0]
+    """
+    if value.dtype == _F64 and dtype in _HALVES:
+        return value.astype(np.float32)
+    return value
+
+
 def assign(out, value) -> None:
     """``out[...] = value``, casting as a C cast does (float to int truncates, wide to narrow
-    rounds), on either library.
+    rounds; float64 to a 16-bit float through float32, see ``castable``), on either library.
 
     >>> out = np.zeros(2, np.float16)
     >>> assign(out, np.array([1.5, 2.25]))
     >>> out.tolist()
     [1.5, 2.25]
     """
+    if getattr(value, "dtype", None) == _F64:
+        value = castable(value, out.dtype)
     if _is_numpy(out):
         np.copyto(out, value, casting="unsafe")
         return

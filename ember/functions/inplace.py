@@ -21,6 +21,7 @@ from .._errors import AutogradError, DTypeError, EmberError
 from .._shape import broadcast_shapes
 from .._tensor import Tensor
 from ..backend import overrides, xp_of
+from ..backend.arrays import assign
 from ..backend.cuda import device_context
 from ..dtypes import is_float_np
 from ..ops import _arith_numba as _arith
@@ -385,7 +386,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     if not _recording(self, (src,)):
         data = to(src, self.device)._data
         with device_context(self._data):
-            self._data[...] = data
+            assign(self._data, data)
         self._version[0] += 1
         return self
 

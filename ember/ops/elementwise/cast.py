@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ... import dtypes as _dt
 from ...backend import overrides
-from ...backend.arrays import assign
+from ...backend.arrays import assign, castable
 from ...backend.kernels import cast as _cast_kernels
 from ..base import Spec, apply
 from .kinds import Elementwise
@@ -31,13 +31,17 @@ def _mask_to(mask, like):
 
 @dataclass(frozen=True)
 class Cast(Elementwise):
+    """Conversion to ``dtype``; float64 becomes float16 or bfloat16 through float32, as
+    PyTorch converts (``backend.arrays.castable``): the same value eager, in a fused kernel,
+    on the CPU and on a GPU."""
+
     dtype: _dt.DType
     node_name = "ToCopyBackward0"
     scalar = "cast(x)"
 
     def forward(self, xp, x, out=None):
         if out is None:
-            return x.astype(self.dtype.np)
+            return castable(x, self.dtype.np).astype(self.dtype.np)
         assign(out, x)  # the same C conversion, into out (whose dtype is self.dtype)
         return out
 

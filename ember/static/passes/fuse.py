@@ -4,8 +4,8 @@ A group is a root elementwise node and the elementwise nodes feeding it whose va
 outside the group reads (not an output, not stored, no other consumer), all with the root's
 shape and floating dtype (float16, bfloat16, float32 or float64); an op fuses when it declares
 its scalar expression (``op.scalar``, see ``ember.ops.elementwise.kinds``), its inputs are
-floats or bools, and, for a ``Cast``, it converts a float or bool into the float dtype (not
-float64 into a 16-bit one: the kernel's float arithmetic would round twice). The fused node
+floats or bools, and, for a ``Cast``, it converts a float or bool into the float dtype (float64
+into a 16-bit one rounds through float32 in the kernel as in ``Cast`` itself). The fused node
 takes the group's outside inputs (which may broadcast: a bias row, a 0-d constant) and runs the
 group's ops as a small program, each form rendered from the ops' own expressions and forwards
 by ``fused_renderers``:
@@ -90,7 +90,6 @@ from .fused_renderers import (
 )
 
 _FLOATS = frozenset(d.np for d in FLOAT_DTYPES)  # float16, bfloat16, float32, float64
-_F64 = np.dtype(np.float64)
 SINGLE_MIN = 1 << 16  # with numba, a lone elementwise op this large becomes a kernel too
 PARALLEL_MIN = 1 << 15  # a kernel over this many elements runs on numba's threads
 
@@ -127,9 +126,9 @@ def fusable(node) -> bool:
         return False
     if has_dims(op):
         return False
-    if t is ew.Cast:  # casts into the float dtype only, from floats or bools; into a 16-bit
-        src = node.inputs[0].dtype  # float not from float64 (CUDA would round it twice)
-        return (src in _FLOATS or src.kind == "b") and not (out.dtype.itemsize == 2 and src == _F64)
+    if t is ew.Cast:  # casts into the float dtype only, from floats or bools (float64 into a
+        src = node.inputs[0].dtype  # 16-bit float rounds through float, in Cast and a kernel)
+        return src in _FLOATS or src.kind == "b"
     return all(x.dtype in _FLOATS or x.dtype.kind == "b" for x in node.inputs)
 
 
