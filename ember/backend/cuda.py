@@ -21,8 +21,9 @@ importing CuPy themselves. So a stand-in module with the same surface (the test 
 ``tests/_fakecupy``) plugs in with ``install(module)`` and exercises every cuda code path on
 a machine without a GPU.
 
-CuPy surface used here (all documented CuPy API): ``cupy.ndarray`` (``.device.id``,
-``.copy()``), ``cupy.asarray``, ``cupy.asnumpy``, ``cupy.empty`` / ``cupy.full``,
+CuPy surface used here (all documented CuPy API): ``cupy.ndarray`` (``.data.device_id``, its GPU
+read without making a ``Device`` as ``.device`` does; ``.copy()``), ``cupy.asarray``,
+``cupy.asnumpy``, ``cupy.empty`` / ``cupy.full``,
 ``cupy.cuda.Device(i)`` (context manager, ``.id``, ``.use()``, ``.synchronize()``,
 ``.compute_capability``, ``.mem_info``), ``cupy.cuda.runtime.getDeviceCount`` /
 ``getDevice`` / ``getDeviceProperties``, ``cupy.cuda.Stream`` / ``Event`` /
@@ -143,7 +144,7 @@ def is_cupy_array(array) -> bool:
 def index_of(array) -> int | None:
     """The GPU index ``array`` lives on, or None when it is not a CuPy array."""
     if _ndarray is not None and isinstance(array, _ndarray):
-        return array.device.id
+        return array.data.device_id
     return None
 
 
@@ -161,7 +162,7 @@ def device_context(array):
     """
     if _ndarray is None or not isinstance(array, _ndarray):
         return _SAME
-    gpu = array.device.id
+    gpu = array.data.device_id
     if gpu == _cupy.cuda.runtime.getDevice():
         return _SAME
     return _cupy.cuda.Device(gpu)
