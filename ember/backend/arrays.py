@@ -124,7 +124,7 @@ def castable(value, dtype):
     >>> castable(np.array([1 + 2.0**-11 + 2.0**-40]), np.float16).astype(np.float16).tolist()
     [1.0]
     """
-    if value.dtype == _F64 and dtype in _HALVES:
+    if value.dtype == _F64 and np.dtype(dtype) in _HALVES:
         return value.astype(np.float32)
     return value
 

@@ -14,8 +14,9 @@ caches them), with CuPy's rules around them:
   nearest even), both converting implicitly to and from float, as CuPy's types do.
 - ``RawKernel``: 1-D launches; the blocks run in turn, in a scrambled order (a GPU promises
   none), each block's ``blockDim.x`` threads as fibers on one OS thread that meet at
-  ``__syncthreads()`` (between barriers in ascending thread order, then descending, so a missing
-  barrier shows; a barrier some threads skip fails the launch), ``__shared__`` memory a static,
+  ``__syncthreads()`` (between barriers in ascending thread order, then descending, every other
+  block the other way round, so a missing barrier shows; a barrier some threads skip fails the
+  launch), ``__shared__`` memory a static,
   ``atomicAdd`` / ``__threadfence`` C++ atomics; array arguments pass their memory
   address (strides are the kernel's business, as on a GPU). The PTX conversions ember uses for
   float16 (``cvt.f32.f16`` / ``cvt.rn.f16.f32``) are mapped to C++.
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import re
 import string
+import threading
 
 import numpy as np
 
@@ -136,9 +138,10 @@ inline unsigned int atomicAdd(unsigned int* p, unsigned int v) {
 """
 
 # The launch: a block at a time, in a scrambled order (a GPU promises none); its threads as
-# fibers (``_RAW_PRELUDE``), run in ascending order between barriers, then descending, so a
-# read of another thread's write that lacks a barrier sees the wrong value one way or the
-# other. Returns 1 (and stops) when some threads of a block end while others wait at a barrier.
+# fibers (``_RAW_PRELUDE``), run in ascending order between barriers, then descending (every
+# other block starts descending), so a read of another thread's write that lacks a barrier
+# sees the wrong value one way or the other. Returns 1 (and stops) when some threads of a block
+# end while others wait at a barrier.
 _LAUNCHER = string.Template(r"""
 static void** ember_args;
 static void ember_entry() {
@@ -147,7 +150,7 @@ static void ember_entry() {
   __builtin_trap();
 }
 extern "C" int ember_launch(unsigned grid, unsigned block, void** args) {
-  const size_t stack = 64 * 1024;
+  const size_t stack = 256 * 1024;  // a thread's stack (reserved; pages are touched as used)
   static char* stacks = nullptr;
   static unsigned have = 0;
   static std::vector<ember_fiber> fibers;
@@ -169,7 +172,7 @@ extern "C" int ember_launch(unsigned grid, unsigned block, void** args) {
     for (unsigned phase = 0, alive = block; alive; ++phase) {
       unsigned waiting = 0, ended = 0;
       for (unsigned k = 0; k < block; ++k) {
-        unsigned t = phase % 2 ? block - 1 - k : k;
+        unsigned t = (phase + b) % 2 ? block - 1 - k : k;
         if (fibers[t].state != 0) continue;
         threadIdx.x = t; ember_cur = &fibers[t];
         ember_switch(&ember_sched_sp, fibers[t].sp);
@@ -555,10 +558,16 @@ def raw_source(code: str, name: str, types: list[str]) -> str:
     return _PRELUDE + _DEVICE_PRELUDE + _RAW_PRELUDE + _ptx(code) + param_table(types) + launcher
 
 
+_LAUNCHING = threading.Lock()
+
+
 def launch_blocks(lib, name: str, grid: int, block: int, args) -> None:
     """Run a library compiled with ``_RAW_PRELUDE`` and ``_LAUNCHER``: ``grid`` blocks of
-    ``block`` threads on the argument pointers ``args``."""
-    if lib.ember_launch(ctypes.c_uint(grid), ctypes.c_uint(block), args):
+    ``block`` threads on the argument pointers ``args``. One launch at a time (ctypes lets go of
+    the GIL): a library's fibers, stacks and ``__shared__`` memory are its statics."""
+    with _LAUNCHING:
+        failed = lib.ember_launch(ctypes.c_uint(grid), ctypes.c_uint(block), args)
+    if failed:
         raise RuntimeError(
             f"{name}: some threads of a block ended while others waited at __syncthreads(); "
             "on a GPU the block hangs or reads unsynchronized memory"
