@@ -74,12 +74,15 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def _seed_and_defaults():
     """Every test starts from the same seeds and ember's defaults, and leaves no device check
-    queued (``ember.backend.checks``) for the next test to report."""
+    queued (``ember.backend.checks``) for the next test to report, and no default graph (a
+    placeholder made outside ``as_default`` starts one, and every later op of the thread passes
+    through it: the in-place writes of the next tests in that worker took their copying way)."""
     ember.manual_seed(0)
     np.random.seed(0)
     yield
     ember.set_default_dtype(ember.float32)
     ember.backend.checks.take()
+    ember.static.reset_default_graph()
 
 
 @pytest.fixture

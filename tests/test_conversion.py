@@ -175,3 +175,28 @@ def test_float64_into_16_bits_rounds_as_pytorch(device, name):
     tw = torch.zeros(len(vals), dtype=getattr(torch, name), requires_grad=True)
     (tw.double() * torch.from_numpy(vals)).sum().backward()
     assert np.array_equal(w.grad.float().cpu().numpy(), tw.grad.float().numpy())
+
+
+_FROM_NUMBERS = {  # a float64 number into a 16-bit tensor, each way; ``lib`` is ember or torch
+    "tensor": lambda lib, d, v: lib.tensor([v], dtype=d),
+    "tensor of float64 values": lambda lib, d, v: lib.tensor(np.array([v]), dtype=d),
+    "full": lambda lib, d, v: lib.full((1,), v, dtype=d),
+    "fill_": lambda lib, d, v: lib.zeros(1, dtype=d).fill_(v),
+    "setitem": lambda lib, d, v: _set(lib.zeros(1, dtype=d), v),
+    "times a Python float": lambda lib, d, v: lib.ones(1, dtype=d) * v,
+}
+
+
+def _set(t, v):
+    t[0] = v
+    return t
+
+
+@pytest.mark.parametrize("how", sorted(_FROM_NUMBERS))
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_a_python_float_into_16_bits_rounds_as_pytorch(how, name):
+    bits = 11 if name == "float16" else 8
+    for v in (1 + 2.0**-bits + 2.0**-40, -(3 + 2.0 ** (1 - bits) + 2.0**-45)):
+        got = _FROM_NUMBERS[how](ember, getattr(ember, name), v)
+        want = _FROM_NUMBERS[how](torch, getattr(torch, name), v)
+        assert got.dtype is getattr(ember, name) and got.item() == want.item(), (v, got, want)

@@ -131,14 +131,20 @@ def castable(value, dtype):
 
 def assign(out, value) -> None:
     """``out[...] = value``, casting as a C cast does (float to int truncates, wide to narrow
-    rounds; float64 to a 16-bit float through float32, see ``castable``), on either library.
+    rounds, an int wraps; float64 to a 16-bit float through float32, see ``castable``), on
+    either library.
 
     >>> out = np.zeros(2, np.float16)
     >>> assign(out, np.array([1.5, 2.25]))
     >>> out.tolist()
     [1.5, 2.25]
     """
-    if getattr(value, "dtype", None) == _F64:
+    if type(value) is float:
+        value = np.float64(value)
+    elif type(value) is int and -(2**63) <= value < 2**63:  # wraps as a C cast: -1 -> 255
+        value = np.int64(value)
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype == _F64:  # (None == a float64 dtype in NumPy)
         value = castable(value, out.dtype)
     if _is_numpy(out):
         np.copyto(out, value, casting="unsafe")

@@ -359,7 +359,7 @@ def fill_(self: Tensor, value) -> Tensor:
             raise EmberError("fill_: the tensor is a read-only broadcast view; clone() it first")
         if not _arith.fill(self._data, value):  # large arrays on numba's threads
             with device_context(self._data):
-                self._data[...] = value._data if isinstance(value, Tensor) else value
+                assign(self._data, value._data if isinstance(value, Tensor) else value)
         self._version[0] += 1
         return self
     from .creation import zeros_like

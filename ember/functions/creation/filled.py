@@ -8,6 +8,7 @@ from ... import backend as _backend
 from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
+from ...backend.arrays import castable
 from ._arguments import _device, _dtype, _size, require_grad
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"]
@@ -15,7 +16,7 @@ __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_l
 
 def _filled(fill, shape: tuple, dt: _dt.DType, device, requires_grad: bool) -> Tensor:
     if fill is not None and fill != 0 and fill != 1:  # wrap/truncate like a C cast: -1 -> 255
-        fill = np.array(fill).astype(dt.np)[()]
+        fill = castable(np.array(fill), dt.np).astype(dt.np)[()]
     t = Tensor._make(_backend.full(shape, fill, dt.np, _device(device)))
     if requires_grad:
         require_grad(t)

@@ -14,7 +14,10 @@ from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
 from ...backend import Device
+from ...backend.arrays import castable
 from ._arguments import _dtype, _finish, _Number
+
+_F16 = np.dtype(np.float16)
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor"]
 
@@ -94,10 +97,10 @@ def _host_array(data, dtype: _dt.DType | None, op: str) -> np.ndarray:
     if isinstance(data, Tensor):
         src = data.numpy(force=True)
         dt = dtype or data.dtype
-        return np.array(src, dtype=dt.np, copy=True)
+        return np.array(castable(src, dt.np), dtype=dt.np, copy=True)
     if isinstance(data, (np.ndarray, np.generic)):
         dt = dtype or _from_numpy_dtype(data.dtype)
-        return np.array(data, dtype=dt.np, copy=True)
+        return np.array(castable(data, dt.np), dtype=dt.np, copy=True)
     if isinstance(data, (list, tuple)):
         dt = dtype or _scan(data, None) or _dt.get_default_dtype()
         values = data
@@ -113,6 +116,8 @@ def _host_array(data, dtype: _dt.DType | None, op: str) -> np.ndarray:
     else:
         raise DTypeError(f"{op}: can't build a tensor from {type(data).__name__} data ({data!r})")
     try:
+        if dt.np == _F16:  # Python floats are float64: through float32, as ``castable``
+            return np.array(values, dtype=np.float32).astype(_F16)
         return np.array(values, dtype=dt.np)
     except OverflowError as e:
         raise DTypeError(f"{op}: value out of range for {dt}: {e}") from None
