@@ -129,6 +129,18 @@ def castable(value, dtype):
     return value
 
 
+def converted(values, dtype) -> np.ndarray:
+    """``np.asarray(values, dtype)`` for Python numbers (float64 values), with ``castable``'s
+    rounding into a 16-bit float (through float32).
+
+    >>> converted([1 + 2.0**-11 + 2.0**-40], np.float16).tolist()
+    [1.0]
+    """
+    if np.dtype(dtype) in _HALVES:
+        return np.asarray(values, dtype=np.float32).astype(dtype)
+    return np.asarray(values, dtype=dtype)
+
+
 def assign(out, value) -> None:
     """``out[...] = value``, casting as a C cast does (float to int truncates, wide to narrow
     rounds, an int wraps; float64 to a 16-bit float through float32, see ``castable``), on

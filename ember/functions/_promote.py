@@ -11,10 +11,8 @@ from .. import dtypes as _dt
 from .._errors import DTypeError
 from .._tensor import Tensor
 from ..backend import to_device
-from ..backend.arrays import freeze
+from ..backend.arrays import converted, freeze
 from ..ops.elementwise import cast
-
-_F16 = np.dtype(np.float16)
 
 # (type, value, numpy dtype, device or None for the host) -> 0-d array, read-only: a Python
 # number becomes an array once per device, so a step on a GPU copies no constants to it
@@ -52,9 +50,7 @@ def scalar_tensor(value, dtype: _dt.DType, like: Tensor | None = None) -> Tensor
 
 def _host_scalar(value, dtype: _dt.DType) -> np.ndarray:
     try:
-        if dtype.np == _F16:  # a Python float is a float64: through float32, as ``castable``
-            return np.asarray(value, dtype=np.float32).astype(_F16)
-        return np.asarray(value, dtype=dtype.np)
+        return converted(value, dtype.np)
     except OverflowError:
         return np.asarray(value).astype(dtype.np)
 

@@ -14,10 +14,8 @@ from ... import dtypes as _dt
 from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
 from ...backend import Device
-from ...backend.arrays import castable
+from ...backend.arrays import castable, converted
 from ._arguments import _dtype, _finish, _Number
-
-_F16 = np.dtype(np.float16)
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor"]
 
@@ -116,9 +114,7 @@ def _host_array(data, dtype: _dt.DType | None, op: str) -> np.ndarray:
     else:
         raise DTypeError(f"{op}: can't build a tensor from {type(data).__name__} data ({data!r})")
     try:
-        if dt.np == _F16:  # Python floats are float64: through float32, as ``castable``
-            return np.array(values, dtype=np.float32).astype(_F16)
-        return np.array(values, dtype=dt.np)
+        return converted(values, dt.np)
     except OverflowError as e:
         raise DTypeError(f"{op}: value out of range for {dt}: {e}") from None
     except (ValueError, TypeError):
