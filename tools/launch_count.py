@@ -182,6 +182,11 @@ def main() -> None:
     )
     for site, n in counter.sites.most_common(args.top):
         print(f"{n:6d}  {site}")
+    from ember.backend.kernels import attention, conv
+
+    refused = sorted(conv._warned | attention._warned)
+    if refused:  # the op's body ran instead: the counts are not a GPU's
+        print(f"warning: the cuDNN stand-in refused {', '.join(refused)} plans (see the warnings)")
 
 
 if __name__ == "__main__":
