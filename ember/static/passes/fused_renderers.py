@@ -105,7 +105,8 @@ class _Printer:
             fn = FUNCTIONS[node.func.id][c].format(dtype=self.dtype, ctype=CTYPES.get(self.dtype))
             if node.func.id == "cast" and c:
                 kind = HALF.get(self.dtype)
-                if kind is not None:  # round to the 16-bit dtype, as the cast does
+                if kind is not None:  # round to the 16-bit dtype, as the cast does (a double
+                    # argument is converted to ember_st's float first: through float32, as Cast)
                     return f"ember_ld_{kind}(ember_st_{kind}({self(node.args[0])}))"
                 return fn + self.child(node.args[0])
             return f"{fn}({', '.join(self(a) for a in node.args)})"
